@@ -1,0 +1,135 @@
+"""The ``mcpkit`` command.
+
+``mcpkit call <tool> [key=value ...] -- <server command ...>``
+    Start a server over stdio, call one tool and print the result. Values are parsed as
+    JSON where they parse (``n=3`` is a number, ``flag=true`` a boolean, ``name=bob`` a
+    string). Exit status 1 when the tool reports an error, 2 on a protocol error.
+
+``mcpkit run <file.py[:object]>``
+    Serve the ``Server`` defined in a Python file over stdio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mcpkit.client.client import Client
+from mcpkit.errors import MCPError, ProtocolError
+
+__all__ = ["main"]
+
+
+def parse_assignments(pairs: Sequence[str]) -> dict[str, Any]:
+    """``key=value`` words to arguments; values are JSON when they parse as JSON."""
+    arguments: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"expected key=value, got {pair!r}")
+        try:
+            arguments[key] = json.loads(raw)
+        except ValueError:
+            arguments[key] = raw
+    return arguments
+
+
+def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
+    if "--" not in argv:
+        return argv, []
+    index = argv.index("--")
+    return argv[:index], argv[index + 1 :]
+
+
+async def _call(tool: str, arguments: dict[str, Any], command: list[str], as_json: bool) -> int:
+    async with Client.stdio(command, stderr=lambda line: print(line, file=sys.stderr)) as client:
+        result = await client.call_tool(tool, arguments)
+    if as_json:
+        print(json.dumps(result.raw, indent=2, ensure_ascii=False))
+    else:
+        if result.text:
+            print(result.text)
+        for block in result.content:
+            if block.get("type") != "text":
+                print(json.dumps(block, ensure_ascii=False))
+    return 1 if result.is_error else 0
+
+
+def load_server(target: str) -> Any:
+    """Import ``file.py`` (or ``file.py:name``) and return the server it defines."""
+    path_text, _, attribute = target.partition(":")
+    path = Path(path_text)
+    if not path.is_file():
+        raise SystemExit(f"mcpkit: no such file: {path}")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"mcpkit: cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    from mcpkit.server.app import Server
+
+    if attribute:
+        found = getattr(module, attribute, None)
+        if not isinstance(found, Server):
+            raise SystemExit(f"mcpkit: {target} is not an mcpkit Server")
+        return found
+    servers = [value for value in vars(module).values() if isinstance(value, Server)]
+    if len(servers) != 1:
+        raise SystemExit(
+            f"mcpkit: {path} defines {len(servers)} servers; name one as {path}:<name>"
+        )
+    return servers[0]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcpkit", description="Model Context Protocol tools")
+    commands = parser.add_subparsers(dest="command", required=True)
+    call = commands.add_parser(
+        "call",
+        help="call one tool on a stdio server",
+        usage="mcpkit call TOOL [key=value ...] -- COMMAND ...",
+    )
+    call.add_argument("tool")
+    call.add_argument("assignments", nargs="*", metavar="key=value")
+    call.add_argument("--json", action="store_true", help="print the raw result as JSON")
+    run = commands.add_parser("run", help="serve a Server defined in a Python file over stdio")
+    run.add_argument("target", metavar="FILE[:NAME]")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    own, command = _split_command(args_list)
+    args = _parser().parse_args(own)
+    if args.command == "call":
+        if not command:
+            print("mcpkit call: give the server command after --", file=sys.stderr)
+            return 2
+        try:
+            arguments = parse_assignments(args.assignments)
+        except ValueError as exc:
+            print(f"mcpkit call: {exc}", file=sys.stderr)
+            return 2
+        try:
+            return asyncio.run(_call(args.tool, arguments, command, args.json))
+        except ProtocolError as exc:
+            print(f"mcpkit call: error {exc.effective_code}: {exc.message}", file=sys.stderr)
+            return 2
+        except (MCPError, OSError) as exc:
+            print(f"mcpkit call: {exc}", file=sys.stderr)
+            return 2
+    if args.command == "run":
+        load_server(args.target).run()
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

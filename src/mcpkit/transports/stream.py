@@ -1,0 +1,163 @@
+"""A server driven over one newline-delimited byte stream (stdio, in-memory, sockets).
+
+:class:`StreamServerConnection` is the transport-independent half of the stdio
+transport: bytes come in through :meth:`~StreamServerConnection.feed`, complete lines go
+out through a ``write`` callable. Every request runs in its own task, so a slow handler
+never delays a fast one; ``notifications/cancelled`` cancels the matching task, after
+which nothing is sent for that request (spec ``basic/patterns/cancellation.mdx``).
+Every malformed line gets exactly one error response; a request id that is already in
+flight is refused (-32600) instead of producing two responses with one id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from mcpkit.errors import InvalidRequest, ProtocolError, RequestId
+from mcpkit.protocol import codec
+from mcpkit.protocol.framing import DEFAULT_MAX_LINE, LineReader
+from mcpkit.protocol.jsonrpc import (
+    ErrorResponse,
+    Notification,
+    Request,
+    Response,
+    error_response,
+    parse_message,
+)
+from mcpkit.transports.base import ServerApp
+
+logger = logging.getLogger("mcpkit.transport")
+
+__all__ = ["StreamServerConnection"]
+
+
+class _StreamChannel:
+    """The way back to the client: the same stream responses use."""
+
+    __slots__ = ("_connection",)
+
+    principal: Any = None
+
+    def __init__(self, connection: StreamServerConnection) -> None:
+        self._connection = connection
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self._connection.write_message(message)
+
+
+class StreamServerConnection:
+    """Reads requests from a byte stream and writes responses back, one per line."""
+
+    def __init__(
+        self,
+        app: ServerApp,
+        write: Callable[[bytes], None],
+        *,
+        max_line: int = DEFAULT_MAX_LINE,
+        max_depth: int = codec.DEFAULT_MAX_DEPTH,
+    ) -> None:
+        self.app = app
+        self._write = write
+        self._reader = LineReader(max_line, max_depth)
+        self._inflight: dict[RequestId, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.channel = _StreamChannel(self)
+        self.closed = False
+
+    # -- input ------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Handle the bytes just read; complete lines become tasks or immediate errors."""
+        for frame in self._reader.feed(data):
+            self._frame(frame)
+
+    def feed_eof(self) -> None:
+        """The peer closed its side; a last line without a newline still counts."""
+        for frame in self._reader.close():
+            self._frame(frame)
+        self.closed = True
+
+    def _frame(self, frame: Any) -> None:
+        if isinstance(frame, ProtocolError):
+            self.write_message(error_response(frame.request_id, frame))
+            return
+        try:
+            message = parse_message(frame)
+        except ProtocolError as exc:
+            self.write_message(error_response(exc.request_id, exc))
+            return
+        if isinstance(message, Request):
+            self._start_request(message)
+        elif isinstance(message, Notification):
+            self._notification(message)
+        else:
+            self._response(message)
+
+    def _start_request(self, request: Request) -> None:
+        if request.id in self._inflight:
+            error = InvalidRequest(f"Request id {request.id!r} is already in flight")
+            self.write_message(error_response(request.id, error))
+            return
+        task = asyncio.get_running_loop().create_task(self._run(request))
+        self._inflight[request.id] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, request: Request) -> None:
+        try:
+            response = await self.app.handle_request(request, self.channel)
+            if response is not None:
+                self.write_message(response)
+        finally:
+            if self._inflight.get(request.id) is asyncio.current_task():
+                del self._inflight[request.id]
+
+    def _notification(self, notification: Notification) -> None:
+        if notification.method == "notifications/cancelled":
+            self._cancel(notification.params or {})
+            return
+        task = asyncio.get_running_loop().create_task(
+            self.app.handle_notification(notification, self.channel)
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _cancel(self, params: dict[str, Any]) -> None:
+        """Cancel an in-flight request; unknown or finished ids are ignored (spec)."""
+        request_id = params.get("requestId")
+        if type(request_id) is not str and type(request_id) is not int:
+            return
+        task = self._inflight.pop(request_id, None)
+        if task is not None:
+            task.cancel()
+
+    def _response(self, message: Response | ErrorResponse) -> None:
+        logger.warning("ignoring a response with id %r: no request of ours is pending", message.id)
+
+    # -- output -----------------------------------------------------------------------
+
+    def write_message(self, message: dict[str, Any]) -> None:
+        self._write(codec.dumps(message) + b"\n")
+
+    # -- shutdown ---------------------------------------------------------------------
+
+    @property
+    def pending(self) -> int:
+        return len(self._tasks)
+
+    async def wait_idle(self, grace: float) -> None:
+        """Let running handlers finish for up to ``grace`` seconds, then cancel them."""
+        tasks = set(self._tasks)
+        if tasks:
+            _, still_running = await asyncio.wait(tasks, timeout=grace)
+            for task in still_running:
+                task.cancel()
+            if still_running:
+                await asyncio.wait(still_running)
+
+    async def aclose(self) -> None:
+        """Cancel everything still running and wait for it."""
+        await self.wait_idle(0)
