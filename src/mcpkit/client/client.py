@@ -121,7 +121,7 @@ class Client:
         **options: Any,
     ) -> Client:
         """A client for a server started as a child process."""
-        from mcpkit.transports.stdio import StdioClientTransport
+        from mcpkit.transports.stdio_client import StdioClientTransport
 
         return cls(StdioClientTransport(command, env=env, cwd=cwd, stderr=stderr), **options)
 
