@@ -6,6 +6,13 @@ descriptor 1 and ``sys.stdout`` at stderr, so a stray ``print()`` (or a C librar
 to fd 1) lands in the log instead of corrupting the wire. It returns promptly when stdin
 reaches end-of-file, after letting running handlers finish for a short grace period.
 
+:func:`run_stdio` owns its event loop, so it also owns the loop's default executor,
+where sync tools run (``asyncio.to_thread``). The standard pool's threads are joined
+when the loop and the interpreter shut down, so one sync tool stuck in ``time.sleep``
+would keep the process alive long after stdin closed; :class:`WorkerPool` runs them on
+daemon threads instead and never waits for a busy one, so the process exits once the
+grace period is over whatever its handlers are doing.
+
 The client end, which launches a server as a child process, is
 :mod:`mcpkit.transports.stdio_client`.
 """
@@ -16,11 +23,13 @@ import asyncio
 import contextlib
 import logging
 import os
+import queue
 import stat
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, ParamSpec, TypeVar
 
 from mcpkit.protocol import codec
 from mcpkit.protocol.framing import DEFAULT_MAX_LINE
@@ -29,9 +38,82 @@ from mcpkit.transports.stream import StreamServerConnection
 
 logger = logging.getLogger("mcpkit.transport")
 
-__all__ = ["run_stdio", "serve_stdio"]
+__all__ = ["WorkerPool", "run_stdio", "serve_stdio"]
 
 _READ_SIZE = 256 * 1024
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+_WorkItem = tuple[Future[Any], Callable[[], Any]]
+
+
+class WorkerPool(ThreadPoolExecutor):
+    """A thread pool whose workers are daemon threads and whose shutdown never blocks.
+
+    It is a ``ThreadPoolExecutor`` only because asyncio accepts nothing else as a default
+    executor; it overrides the public methods and starts none of the parent's threads
+    (those are joined at interpreter exit). Idle workers are reused; a new one starts
+    only when every worker is busy, up to ``max_workers``. ``shutdown`` tells idle
+    workers to stop and returns at once: a worker still inside a handler is abandoned,
+    and being a daemon thread it does not hold the interpreter at exit.
+    """
+
+    def __init__(self, max_workers: int | None = None) -> None:
+        super().__init__(max_workers, thread_name_prefix="mcpkit-worker")
+        self._jobs: queue.SimpleQueue[_WorkItem | None] = queue.SimpleQueue()
+        self._idle_workers = threading.Semaphore(0)
+        self._pool_lock = threading.Lock()
+        self._workers: list[threading.Thread] = []
+        self._closed = False
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        future: Future[T] = Future()
+        with self._pool_lock:
+            if self._closed:
+                raise RuntimeError("cannot schedule new work after shutdown")
+            self._jobs.put((future, lambda: fn(*args, **kwargs)))
+            if self._idle_workers.acquire(blocking=False):
+                return future
+            if len(self._workers) < self._max_workers:
+                worker = threading.Thread(
+                    target=self._work, name=f"mcpkit-worker-{len(self._workers)}", daemon=True
+                )
+                worker.start()
+                self._workers.append(worker)
+        return future
+
+    def _work(self) -> None:
+        while True:
+            item = self._jobs.get()
+            if item is None:
+                return
+            future, job = item
+            del item
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = job()
+                except BaseException as exc:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+            del future, job
+            self._idle_workers.release()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop idle workers; never wait for a busy one (see the class docstring)."""
+        with self._pool_lock:
+            self._closed = True
+            if cancel_futures:
+                while True:
+                    try:
+                        item = self._jobs.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is not None:
+                        item[0].cancel()
+            for _ in self._workers:
+                self._jobs.put(None)
 
 
 def _is_stream(fd: int) -> bool:
@@ -174,6 +256,15 @@ async def serve_stdio(
 
 
 def run_stdio(app: ServerApp, **options: Any) -> None:
-    """Blocking entry point: serve ``app`` over stdio in a fresh event loop."""
+    """Blocking entry point: serve ``app`` over stdio in a fresh event loop.
+
+    Sync handlers run on a :class:`WorkerPool`, so the process exits promptly after
+    end-of-file even when one of them never returns.
+    """
+
+    async def serve() -> None:
+        asyncio.get_running_loop().set_default_executor(WorkerPool())
+        await serve_stdio(app, **options)
+
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_stdio(app, **options))
+        asyncio.run(serve())

@@ -4,9 +4,14 @@
 transport: bytes come in through :meth:`~StreamServerConnection.feed`, complete lines go
 out through a ``write`` callable. Every request runs in its own task, so a slow handler
 never delays a fast one; ``notifications/cancelled`` cancels the matching task, after
-which nothing is sent for that request (spec ``basic/patterns/cancellation.mdx``).
+which nothing is sent for that request, not even by a handler that swallows the
+cancellation (spec ``basic/patterns/cancellation.mdx``): each request gets its own
+channel, which goes quiet the moment the request is cancelled or answered.
 Every malformed line gets exactly one error response; a request id that is already in
-flight is refused (-32600) instead of producing two responses with one id.
+flight is refused (-32600) instead of producing two responses with one id. A message
+shaped like a response (the client must not send any, spec ``stdio.mdx`` §Sending
+Messages) is logged and dropped, never answered: an error reply would carry an id from
+the client's own id space and could be mistaken for the answer to one of its requests.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from mcpkit.errors import InvalidRequest, ProtocolError, RequestId
+from mcpkit.errors import InternalError, InvalidRequest, ProtocolError, RequestId
 from mcpkit.protocol import codec
 from mcpkit.protocol.framing import DEFAULT_MAX_LINE, LineReader
 from mcpkit.protocol.jsonrpc import (
@@ -35,7 +40,7 @@ __all__ = ["StreamServerConnection"]
 
 
 class _StreamChannel:
-    """The way back to the client: the same stream responses use."""
+    """The way back to the client for notifications: the same stream responses use."""
 
     __slots__ = ("_connection",)
 
@@ -46,6 +51,30 @@ class _StreamChannel:
 
     async def send(self, message: dict[str, Any]) -> None:
         self._connection.write_message(message)
+
+
+class _RequestChannel:
+    """The way back to the client for one request; silent once it is cancelled or done."""
+
+    __slots__ = ("_connection", "request_id", "task")
+
+    principal: Any = None
+
+    def __init__(self, connection: StreamServerConnection, request_id: RequestId) -> None:
+        self._connection = connection
+        self.request_id = request_id
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def live(self) -> bool:
+        """True while the request is in flight and not cancelled."""
+        return self._connection._inflight.get(self.request_id) is self.task
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.live:
+            self._connection.write_message(message)
+        else:
+            logger.debug("dropping a message for finished request %r", self.request_id)
 
 
 class StreamServerConnection:
@@ -87,7 +116,10 @@ class StreamServerConnection:
         try:
             message = parse_message(frame)
         except ProtocolError as exc:
-            self.write_message(error_response(exc.request_id, exc))
+            if _response_shaped(frame):
+                logger.warning("dropping an invalid response from the client: %s", exc.message)
+            else:
+                self.write_message(error_response(exc.request_id, exc))
             return
         if isinstance(message, Request):
             self._start_request(message)
@@ -101,18 +133,26 @@ class StreamServerConnection:
             error = InvalidRequest(f"Request id {request.id!r} is already in flight")
             self.write_message(error_response(request.id, error))
             return
-        task = asyncio.get_running_loop().create_task(self._run(request))
+        channel = _RequestChannel(self, request.id)
+        task = asyncio.get_running_loop().create_task(self._run(request, channel))
+        channel.task = task
         self._inflight[request.id] = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run(self, request: Request) -> None:
+    async def _run(self, request: Request, channel: _RequestChannel) -> None:
         try:
-            response = await self.app.handle_request(request, self.channel)
-            if response is not None:
+            try:
+                response = await self.app.handle_request(request, channel)
+            except Exception:
+                logger.exception("internal error handling request %r", request.id)
+                response = error_response(request.id, InternalError())
+            if not channel.live:
+                logger.debug("request %r was cancelled; its answer is not sent", request.id)
+            elif response is not None:
                 self.write_message(response)
         finally:
-            if self._inflight.get(request.id) is asyncio.current_task():
+            if channel.live:
                 del self._inflight[request.id]
 
     def _notification(self, notification: Notification) -> None:
@@ -161,3 +201,8 @@ class StreamServerConnection:
     async def aclose(self) -> None:
         """Cancel everything still running and wait for it."""
         await self.wait_idle(0)
+
+
+def _response_shaped(frame: Any) -> bool:
+    """A decoded object with no method but a result or an error: a (bad) response."""
+    return type(frame) is dict and "method" not in frame and ("result" in frame or "error" in frame)
