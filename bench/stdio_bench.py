@@ -37,10 +37,21 @@ __all__ = [
     "BenchFailure",
     "PhaseResult",
     "StdioServer",
+    "child_environment",
     "cold_start",
     "pipelined",
     "sequential",
 ]
+
+
+def child_environment() -> dict[str, str]:
+    """The parent's environment without ``PYTHON*`` variables.
+
+    A host spawns servers with an ordinary environment; a developer shell's
+    ``PYTHONDONTWRITEBYTECODE`` would make every cold start recompile the package from
+    source, and ``PYTHONUNBUFFERED`` would change how a server's stdout behaves.
+    """
+    return {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
 
 
 class BenchFailure(RuntimeError):
@@ -108,6 +119,7 @@ class StdioServer:
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             bufsize=0,
+            env=child_environment(),
         )
         assert self._proc.stdout is not None
         self._out_fd = self._proc.stdout.fileno()
