@@ -177,10 +177,10 @@ class Wire:
                 messages.append(decode_line(line))
         return messages
 
-    async def wait_stderr(self, text: str, timeout: float = STARTUP) -> None:
-        """Wait until ``text`` has appeared on the server's stderr."""
+    async def wait_stderr(self, text: str, timeout: float = STARTUP, count: int = 1) -> None:
+        """Wait until ``text`` has appeared ``count`` times on the server's stderr."""
         async with asyncio.timeout(timeout):
-            while text not in self.stderr:
+            while self.stderr.count(text) < count:
                 if self._stderr_task.done():
                     raise AssertionError(f"stderr closed without {text!r}:\n{self.stderr}")
                 self._stderr_grew.clear()
