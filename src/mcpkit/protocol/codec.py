@@ -4,14 +4,23 @@ Decoding is strict where MCP needs it and fast where it can be:
 
 * orjson parses (it rejects invalid UTF-8, lone surrogates, NaN/Infinity and a BOM);
 * nesting deeper than ``max_depth`` is an :class:`~mcpkit.errors.InvalidRequest`: orjson
-  itself stops at depth 1,024 (so depth 100,000 fails at once), and below that an
-  iterative walk runs only when the text holds more brackets than the limit;
+  itself stops at depth 1,024 (so depth 100,000 fails at once), and below that a
+  level-by-level walk runs only when the text holds more brackets than the limit;
 * duplicate object keys are an :class:`~mcpkit.errors.InvalidRequest`: a proxy that reads
   the first key and a server that reads the last must never disagree about a message
-  (``security.md`` R-02). The check is exact and cheap: a parsed document holds ``K``
-  keys; when every key's closing quote is directly followed by ``:``, the text holds at
-  least as many ``":`` pairs as keys, so ``count('":') == K`` proves there was no
-  duplicate. Otherwise the stdlib parser with ``object_pairs_hook`` decides.
+  (``security.md`` R-02). The check is exact and cheap. When re-encoding the decoded value
+  gives back the very same bytes, the text is the canonical form of a value that has no
+  duplicate keys (the common case: orjson and ``JSON.stringify`` peers write exactly
+  that). Otherwise a parsed document holds ``K`` keys; when every key's closing quote is
+  directly followed by ``:``, the text holds at least as many ``":`` pairs as keys, so
+  ``count('":') == K`` proves there was no duplicate. Failing that, the stdlib parser with
+  ``object_pairs_hook`` decides;
+* integers are exact: orjson reads an integer outside the 64-bit range as a float, so a
+  document with such a literal is decoded again by the stdlib parser, which keeps it
+  exact (a 30-digit id is then refused for what it is, never silently rounded).
+
+Invalid JSON is a :class:`~mcpkit.errors.ParseError` (-32700), except a document that
+orjson gave up on because of its own depth limit, which is too deep (-32600).
 
 Encoding is compact single-line UTF-8 (orjson escapes control characters, so a newline in
 a string never reaches the wire raw) and never emits NaN or Infinity.
@@ -29,24 +38,40 @@ from mcpkit.errors import InvalidRequest, ParseError
 
 DEFAULT_MAX_DEPTH = 128
 
+# A key followed by whitespace before its colon escapes the ``":`` count.
 _SPACE_BEFORE_COLON = re.compile(rb'"[ \t\r\n]+:')
+# orjson reads integer literals beyond 64 bits as floats; every such literal has at
+# least 19 digits (the smallest is -9223372036854775809).
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# orjson refuses to encode values nested deeper than this.
+_MAX_DUMP_DEPTH = 254
 
 __all__ = ["DEFAULT_MAX_DEPTH", "dumps", "loads"]
 
 
 def loads(data: bytes | bytearray | memoryview | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
-    """Decode one JSON document, enforcing the nesting limit and unique keys."""
-    raw = data.encode() if isinstance(data, str) else bytes(data)
+    """Decode one JSON document, enforcing the nesting limit, unique keys and exact integers."""
+    raw = data if type(data) is bytes else data.encode() if isinstance(data, str) else bytes(data)
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise _decode_error(raw, exc) from None
-    if raw.count(b"[") + raw.count(b"{") > max_depth:
-        keys = _count_keys_within(value, max_depth)
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        if kind is float and _LONG_DIGITS.search(raw):
+            return _exact(raw)
+        return value
+    brackets = raw.count(b"[") + raw.count(b"{")
+    if brackets <= max_depth:
+        if brackets <= _MAX_DUMP_DEPTH and orjson.dumps(value) == raw:
+            return value
+        keys, floats = _inspect(value, None)
     else:
-        keys = _count_keys(value)
+        keys, floats = _inspect(value, max_depth)
+    if floats and _LONG_DIGITS.search(raw):
+        return _exact(raw)
     if keys and (raw.count(b'":') != keys or _SPACE_BEFORE_COLON.search(raw)):
-        _check_duplicates(raw)
+        _exact(raw)
     return value
 
 
@@ -65,50 +90,35 @@ def _default(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _count_keys(value: Any) -> int:
-    """Total number of object keys in a decoded document (iterative, no recursion)."""
-    if type(value) is dict:
-        total = 0
-        stack: list[Any] = [value]
-    elif type(value) is list:
-        total = 0
-        stack = [value]
-    else:
-        return 0
-    while stack:
-        node = stack.pop()
-        if type(node) is dict:
-            total += len(node)
-            for child in node.values():
-                kind = type(child)
-                if kind is dict or kind is list:
-                    stack.append(child)
-        else:
-            for child in node:
-                kind = type(child)
-                if kind is dict or kind is list:
-                    stack.append(child)
-    return total
+def _inspect(value: Any, max_depth: int | None) -> tuple[int, bool]:
+    """Count the object keys of a decoded document and note whether it holds a float.
 
-
-def _count_keys_within(value: Any, max_depth: int) -> int:
-    """Like :func:`_count_keys`, also rejecting nesting deeper than ``max_depth``."""
-    total = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        kind = type(node)
-        if kind is not dict and kind is not list:
-            continue
-        if depth > max_depth:
+    Walks one nesting level at a time (no recursion, no per-node tuples); with
+    ``max_depth`` set, a document nested deeper than that is refused.
+    """
+    keys = 0
+    floats = False
+    depth = 0
+    level: list[Any] = [value]
+    while level:
+        depth += 1
+        if max_depth is not None and depth > max_depth:
             raise InvalidRequest(f"Message nesting exceeds the limit of {max_depth} levels")
-        if kind is dict:
-            total += len(node)
-            children = node.values()
-        else:
-            children = node
-        stack.extend((child, depth + 1) for child in children)
-    return total
+        below: list[Any] = []
+        for node in level:
+            if type(node) is dict:
+                keys += len(node)
+                children: Any = node.values()
+            else:
+                children = node
+            for child in children:
+                kind = type(child)
+                if kind is dict or kind is list:
+                    below.append(child)
+                elif kind is float:
+                    floats = True
+        level = below
+    return keys, floats
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -120,11 +130,18 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _check_duplicates(raw: bytes) -> None:
+def _exact(raw: bytes) -> Any:
+    """Decode with the stdlib: exact integers, and duplicate keys refused.
+
+    Only documents orjson already accepted get here, so the text is valid JSON within
+    orjson's depth limit.
+    """
     try:
-        json.loads(raw, object_pairs_hook=_reject_duplicates)
-    except RecursionError as exc:  # pragma: no cover - orjson refuses such depth first
-        raise InvalidRequest("Message nesting is too deep") from exc
+        return json.loads(raw.decode(), object_pairs_hook=_reject_duplicates)
+    except RecursionError:
+        raise InvalidRequest("Message nesting is too deep") from None
+    except ValueError as exc:  # an integer beyond the interpreter's digit limit
+        raise ParseError(f"Parse error: {exc}") from None
 
 
 def _decode_error(raw: bytes, exc: orjson.JSONDecodeError) -> ParseError | InvalidRequest:
@@ -136,4 +153,7 @@ def _decode_error(raw: bytes, exc: orjson.JSONDecodeError) -> ParseError | Inval
         raw.decode("utf-8")
     except UnicodeDecodeError:
         return ParseError("Parse error: message is not valid UTF-8")
+    if reason.startswith("failed to allocate memory"):
+        # What orjson reports for some truncated, deeply nested documents.
+        return ParseError(f"Parse error: invalid JSON near char {exc.pos}")
     return ParseError(f"Parse error: {reason}")
