@@ -72,7 +72,7 @@ class ProtocolError(MCPError):
 
     def to_error(self) -> dict[str, Any]:
         """The JSON-RPC ``error`` member for this exception."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        error: dict[str, Any] = {"code": self.effective_code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
         return error
@@ -82,11 +82,14 @@ class ProtocolError(MCPError):
         """Rebuild the matching exception from an ``error`` member received from a peer."""
         code = error.get("code")
         message = error.get("message")
-        cls = _BY_CODE.get(code, ProtocolError) if isinstance(code, int) else ProtocolError
+        wire_code: int | None = code if type(code) is int else None
+        cls = ProtocolError if wire_code is None else _BY_CODE.get(wire_code, ProtocolError)
         text = message if isinstance(message, str) else None
-        exc = cls(message=text, data=error.get("data"), remote=True)
-        if cls is ProtocolError and isinstance(code, int):
-            exc.wire_code = code
+        # The base initialiser, so that a subclass never fills in data the peer did not send.
+        exc = cls.__new__(cls)
+        ProtocolError.__init__(exc, text, error.get("data"), remote=True)
+        if cls is ProtocolError:
+            exc.wire_code = wire_code
         return exc
 
     wire_code: int | None = None

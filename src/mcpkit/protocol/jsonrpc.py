@@ -7,9 +7,15 @@ when it could be read. No message is ever silently dropped:
 * invalid JSON or invalid UTF-8 -> -32700, id null;
 * not an object (a batch array included: batches were removed in 2025-06-18),
   ``jsonrpc`` other than ``"2.0"``, an id that is null, boolean, fractional, an object or
-  an array, a method that is not a string, both or neither of ``result`` and ``error``
-  -> -32600;
+  an array, a method that is not a string, ``params`` that is not an object, both or
+  neither of ``result`` and ``error`` -> -32600;
 * duplicate keys and excessive nesting -> -32600 (see :mod:`mcpkit.protocol.codec`).
+
+Members other than the ones JSON-RPC defines are ignored, and names match exactly: a
+``"PARAMS"`` member, or ``"param"`` followed by a long s (U+017F), is never taken for
+``params`` (``security.md`` R-02).
+An error response may carry ``"id": null`` (or no id): that is how a peer answers a
+message whose id it could not read (spec ``basic/index.mdx`` §Error Responses).
 
 The builders (:func:`result_response`, :func:`error_response`, :func:`notification`,
 :func:`request`) return plain dicts ready for :func:`mcpkit.protocol.codec.dumps`.
@@ -119,9 +125,9 @@ def parse_message(value: Any) -> Message:
     has_id = "id" in value
     msg_id = value.get("id")
     # Read the id first so that every later error can echo it.
-    if has_id and not _valid_id(msg_id):
+    if has_id and not _valid_id(msg_id) and not _unread_id_error(value, msg_id):
         raise InvalidRequest(_id_problem(msg_id))
-    echo: RequestId | None = msg_id if has_id else None
+    echo: RequestId | None = msg_id
     if value.get("jsonrpc") != JSONRPC_VERSION:
         raise InvalidRequest('The "jsonrpc" member must be exactly "2.0"', request_id=echo)
     if "method" in value:
@@ -131,23 +137,21 @@ def parse_message(value: Any) -> Message:
         if "result" in value or "error" in value:
             raise InvalidRequest("A request must not carry result or error", request_id=echo)
         params = value.get("params")
-        if params is not None and type(params) is not dict:
+        if type(params) is not dict and "params" in value:
             raise InvalidRequest('The "params" member must be an object', request_id=echo)
         if echo is not None:
             return Request(echo, method, params)
-        if "params" in value and params is None:
-            raise InvalidRequest('The "params" member must be an object')
         return Notification(method, params)
-    return _parse_response(value, has_id, echo)
+    return _parse_response(value, echo)
 
 
-def _parse_response(value: dict[str, Any], has_id: bool, echo: RequestId | None) -> Message:
+def _parse_response(value: dict[str, Any], echo: RequestId | None) -> Message:
     has_result = "result" in value
     has_error = "error" in value
     if has_result and has_error:
         raise InvalidRequest("A response must not carry both result and error", request_id=echo)
     if has_result:
-        if not has_id or echo is None:
+        if echo is None:
             raise InvalidRequest("A result response must carry an id")
         result = value["result"]
         if type(result) is not dict:
@@ -169,6 +173,11 @@ def _parse_response(value: dict[str, Any], has_id: bool, echo: RequestId | None)
         "A message must have a method (request or notification) or a result or error (response)",
         request_id=echo,
     )
+
+
+def _unread_id_error(value: dict[str, Any], msg_id: Any) -> bool:
+    """True for ``"id": null`` on an error response (the peer could not read our id)."""
+    return msg_id is None and "error" in value and "method" not in value and "result" not in value
 
 
 def _valid_id(value: Any) -> bool:
