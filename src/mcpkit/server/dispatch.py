@@ -7,10 +7,22 @@ that do not exist in this era or belong to a capability the server lacks), build
 ``resultType``, ``_meta.serverInfo`` and, for cacheable methods, the cache hints.
 Errors raised as :class:`~mcpkit.errors.ProtocolError` become error responses; any other
 exception becomes -32603 and is logged, never sent as a traceback.
+
+``tools/call``, ``prompts/get`` and ``resources/read`` may ask the client for input
+(``basic/patterns/mrtr.mdx``): their ``inputResponses`` and ``requestState`` are read
+before the handler runs (a malformed one is -32602), and a handler stopped for missing
+input is answered ``input_required`` (see :mod:`mcpkit.server.mrtr`). No other method
+ever answers ``input_required``.
+
+A tool that declares an ``outputSchema`` has its ``structuredContent`` validated before
+the result leaves: a mismatch is a bug in the tool, so the call is answered -32603 and
+the schema problems are logged at ERROR level for the author (the client never receives
+a result that breaks the advertised schema).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -19,14 +31,19 @@ from mcpkit.errors import (
     InternalError,
     InvalidParams,
     MethodNotFound,
-    MissingRequiredClientCapability,
     ProtocolError,
     UnsupportedProtocolVersion,
 )
 from mcpkit.protocol.jsonrpc import JSONRPC_VERSION, Notification, Request, error_response
 from mcpkit.protocol.meta import SERVER_INFO, has_modern_meta, read_request_meta
+from mcpkit.server.caching import CacheHint
+from mcpkit.server.completion import CompletionRef, choices_completion, completion_result
 from mcpkit.server.context import Context
+from mcpkit.server.mrtr import INPUT_METHODS, ModernInputs
+from mcpkit.server.pagination import paginate
 from mcpkit.server.registry import call_result, error_result, exception_result
+from mcpkit.server.resources import resource_not_found
+from mcpkit.server.subscriptions import listen
 from mcpkit.transports.base import Channel
 from mcpkit.types.methods import CLIENT_REQUESTS
 
@@ -36,6 +53,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcpkit.server")
 
 Handler = Callable[[Context, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+_RETRY_HINT = CacheHint(0, "private")
+_NOT_INTERRUPTIBLE = (asyncio.CancelledError, KeyboardInterrupt, SystemExit)
 
 __all__ = ["Dispatcher"]
 
@@ -49,9 +69,17 @@ class Dispatcher:
             "server/discover": self._discover,
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
+            "resources/list": self._resources_list,
+            "resources/templates/list": self._templates_list,
+            "resources/read": self._resources_read,
+            "prompts/list": self._prompts_list,
+            "prompts/get": self._prompts_get,
+            "completion/complete": self._complete,
+            "subscriptions/listen": self._listen,
         }
         self._handlers: dict[str, Handler] = {}
         self._meta: dict[str, Any] = {}
+        self._hints: dict[str, CacheHint] = {}
         self.refresh()
 
     def refresh(self) -> None:
@@ -60,12 +88,21 @@ class Dispatcher:
         live: dict[str, Handler] = {}
         for method, handler in self._all_handlers.items():
             spec = CLIENT_REQUESTS[method]
-            if "modern" in spec.eras and (
-                spec.capability is None or spec.capability in capabilities
-            ):
-                live[method] = handler
+            if "modern" not in spec.eras:
+                continue
+            if method == "subscriptions/listen":
+                if not any(kind in capabilities for kind in ("tools", "prompts", "resources")):
+                    continue
+            elif spec.capability is not None and spec.capability not in capabilities:
+                continue
+            live[method] = handler
         self._handlers = live
         self._meta = {SERVER_INFO: self.server.server_info()}
+        self._hints = {
+            method: self.server.cache.hint(method)
+            for method, spec in CLIENT_REQUESTS.items()
+            if spec.cacheable
+        }
 
     async def handle_request(self, request: Request, channel: Channel) -> dict[str, Any] | None:
         """The response message (result or error) for one request."""
@@ -78,11 +115,25 @@ class Dispatcher:
             handler = self._handlers.get(method)
             if handler is None:
                 raise MethodNotFound(f"Method not found: {method}")
-            context = Context(self.server, request.id, method, params, meta, channel)
+            inputs = None
+            if method in INPUT_METHODS and ("inputResponses" in params or "requestState" in params):
+                inputs = ModernInputs.from_request(
+                    self.server.state_sealer, method, params, channel.principal
+                )
+            context = Context(self.server, request.id, method, params, meta, channel, inputs)
             try:
                 result = await handler(context, params)
+            except BaseException as exc:
+                if context.interrupted_inputs is None or isinstance(exc, _NOT_INTERRUPTIBLE):
+                    raise
+                result = {}
             finally:
                 context.finish()
+            interrupted = context.interrupted_inputs
+            if interrupted is not None:
+                result = interrupted.outcome(
+                    self.server.state_sealer, method, params, channel.principal
+                )
         except ProtocolError as exc:
             return error_response(request.id, exc)
         except Exception:
@@ -100,8 +151,8 @@ class Dispatcher:
             result["resultType"] = "complete"
         existing = result.get("_meta")
         result["_meta"] = self._meta if existing is None else {**existing, **self._meta}
-        if CLIENT_REQUESTS[method].cacheable and result["resultType"] == "complete":
-            hint = self.server.cache.hint(method)
+        hint = self._hints.get(method)
+        if hint is not None and result["resultType"] == "complete":
             result.setdefault("ttlMs", hint.ttl_ms)
             result.setdefault("cacheScope", hint.scope)
 
@@ -116,7 +167,7 @@ class Dispatcher:
             "which has no initialize handshake; send requests with per-request _meta instead",
         )
 
-    # -- methods ----------------------------------------------------------------------
+    # -- discovery --------------------------------------------------------------------
 
     async def _discover(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
         server = self.server
@@ -128,8 +179,10 @@ class Dispatcher:
             result["instructions"] = server.instructions
         return result
 
+    # -- tools ------------------------------------------------------------------------
+
     async def _tools_list(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
-        return {"tools": [tool.wire for tool in self.server.tools]}
+        return self._page("tools", self.server.tools.wires(), params, "tools/list")
 
     async def _tools_call(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
         name = params.get("name")
@@ -144,7 +197,7 @@ class Dispatcher:
         elif type(arguments) is not dict:
             raise InvalidParams("tools/call arguments must be an object")
         if tool.required_capabilities:
-            _require(tool.required_capabilities, context.client_capabilities)
+            context.require(tool.required_capabilities)
         problems = tool.problems(arguments)
         if problems:
             listing = "\n".join(f"- {p}" for p in problems)
@@ -153,12 +206,112 @@ class Dispatcher:
             value = await tool.invoke(arguments, context)
         except Exception as exc:
             return exception_result(exc, name)
-        return call_result(value)
+        result = call_result(value)
+        mismatch = tool.output_problems(result)
+        if mismatch:
+            logger.error(
+                "tool %r returned a result that does not match its outputSchema: %s",
+                name,
+                "; ".join(mismatch),
+            )
+            raise InternalError(f"Tool '{name}' produced a result that breaks its outputSchema")
+        return result
 
+    # -- resources --------------------------------------------------------------------
 
-def _require(required: dict[str, Any], declared: dict[str, Any]) -> None:
-    missing = {key: value for key, value in required.items() if key not in declared}
-    if missing:
-        raise MissingRequiredClientCapability(
-            missing, f"This request requires client capabilities: {', '.join(missing)}"
+    async def _resources_list(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
+        return self._page("resources", self.server.resources.wires(), params, "resources/list")
+
+    async def _templates_list(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
+        return self._page(
+            "resourceTemplates",
+            self.server.resource_templates.wires(),
+            params,
+            "resources/templates/list",
         )
+
+    async def _resources_read(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
+        uri = params.get("uri")
+        if type(uri) is not str:
+            raise InvalidParams("resources/read needs a string uri")
+        found = self.server.find_resource(uri)
+        if found is None:
+            raise resource_not_found(uri)
+        target, arguments = found
+        if target.required_capabilities:
+            context.require(target.required_capabilities)
+        contents = await target.read(uri, arguments, context)
+        if not contents:
+            raise resource_not_found(uri)
+        result: dict[str, Any] = {"contents": contents}
+        hint = target.cache
+        if "inputResponses" in params or "requestState" in params:
+            hint = _RETRY_HINT
+        if hint is not None:
+            result["ttlMs"] = hint.ttl_ms
+            result["cacheScope"] = hint.scope
+        return result
+
+    # -- prompts ----------------------------------------------------------------------
+
+    async def _prompts_list(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
+        return self._page("prompts", self.server.prompts.wires(), params, "prompts/list")
+
+    async def _prompts_get(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if type(name) is not str:
+            raise InvalidParams("prompts/get needs a string name")
+        prompt = self.server.prompts.get(name)
+        if prompt is None:
+            raise InvalidParams(f"Unknown prompt: {name}")
+        if prompt.required_capabilities:
+            context.require(prompt.required_capabilities)
+        kwargs = prompt.bind(params.get("arguments"))
+        return await prompt.render(kwargs, context)
+
+    # -- completion -------------------------------------------------------------------
+
+    async def _complete(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
+        ref = CompletionRef.from_params(params)
+        server = self.server
+        choices: tuple[str, ...] | None = None
+        if ref.kind == "ref/prompt":
+            prompt = server.prompts.get(ref.target)
+            if prompt is None:
+                raise InvalidParams(f"Unknown prompt: {ref.target}")
+            argument = prompt.arguments.get(ref.argument)
+            if argument is None:
+                raise InvalidParams(f"Prompt '{ref.target}' has no argument '{ref.argument}'")
+            choices = argument.choices
+        else:
+            template = server.resource_templates.get(ref.target)
+            if template is None:
+                raise InvalidParams(f"Unknown resource template: {ref.target}")
+            if ref.argument not in template.template.variables:
+                raise InvalidParams(
+                    f"Resource template '{ref.target}' has no variable '{ref.argument}'"
+                )
+        completer = server.completers.get((ref.kind, ref.target, ref.argument))
+        if completer is not None:
+            found = await completer.complete(ref.value, ref.context, context)
+        elif choices is not None:
+            found = choices_completion(choices, ref.value)
+        else:
+            found = []
+        return completion_result(found)
+
+    # -- subscriptions ----------------------------------------------------------------
+
+    async def _listen(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
+        return await listen(self.server, context, params)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _page(
+        self, field: str, items: list[dict[str, Any]], params: dict[str, Any], method: str
+    ) -> dict[str, Any]:
+        page, next_cursor = paginate(items, params, method, self.server.page_size)
+        result: dict[str, Any] = {field: page}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result

@@ -1,8 +1,14 @@
 """What a server offers: tools, each compiled once at registration.
 
 A :class:`Tool` holds the function, its wire definition (built once and reused for every
-``tools/list``), its compiled argument schema, and how to turn its return value into a
-``CallToolResult`` (spec ``server/tools.mdx``).
+``tools/list``), its compiled argument and output schemas, the parameters it mirrors into
+HTTP headers, and how to turn its return value into a ``CallToolResult`` (spec
+``server/tools.mdx``). Registration refuses what the spec forbids: a name outside
+``[A-Za-z0-9_.-]{1,128}``, an ``inputSchema`` whose root is not ``type: "object"``, an
+invalid ``x-mcp-header``, unknown tool annotations.
+
+:class:`Registry` keeps any kind of offering by key, in registration order, and tells
+its listeners when the set changes (the server turns that into ``list_changed`` events).
 """
 
 from __future__ import annotations
@@ -10,18 +16,69 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from mcpkit.errors import ToolError
 from mcpkit.protocol import codec
 from mcpkit.protocol.schema import CompiledSchema, compile_schema
+from mcpkit.server.headers import header_params
 from mcpkit.server.signature import ArgumentBinder, FunctionInfo, to_json
 from mcpkit.types.content import Content, ToolResult
 
 logger = logging.getLogger("mcpkit.server")
 
-__all__ = ["Tool", "ToolRegistry", "call_result"]
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+__all__ = [
+    "Registry",
+    "Tool",
+    "ToolRegistry",
+    "call_result",
+    "check_icons",
+    "check_tool_annotations",
+]
+
+
+def check_tool_annotations(annotations: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``ToolAnnotations`` checked: known keys only, hints boolean, title a string."""
+    if annotations is None:
+        return None
+    if not isinstance(annotations, dict):
+        raise TypeError("tool annotations must be a dict")
+    for key, value in annotations.items():
+        if key in _ANNOTATION_HINTS:
+            if not isinstance(value, bool):
+                raise TypeError(f"tool annotation {key} must be a boolean")
+        elif key == "title":
+            if not isinstance(value, str):
+                raise TypeError("tool annotation title must be a string")
+        else:
+            raise ValueError(
+                f"unknown tool annotation {key!r}; expected title, {', '.join(_ANNOTATION_HINTS)}"
+            )
+    return dict(annotations)
+
+
+def check_icons(icons: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """Icons checked: each an object with a string ``src`` (spec ``Icon``)."""
+    if icons is None:
+        return None
+    checked: list[dict[str, Any]] = []
+    for icon in icons:
+        if not isinstance(icon, dict) or not isinstance(icon.get("src"), str):
+            raise TypeError("each icon must be a dict with a string 'src'")
+        sizes = icon.get("sizes")
+        if sizes is not None and not (
+            isinstance(sizes, list) and all(isinstance(size, str) for size in sizes)
+        ):
+            raise TypeError("icon 'sizes' must be a list of strings")
+        if icon.get("theme") not in (None, "light", "dark"):
+            raise ValueError("icon 'theme' must be 'light' or 'dark'")
+        checked.append(dict(icon))
+    return checked
 
 
 class Tool:
@@ -29,12 +86,14 @@ class Tool:
 
     __slots__ = (
         "_binder",
+        "_output_validator",
         "_validator",
         "_wire",
         "annotations",
         "context_param",
         "description",
         "fn",
+        "header_params",
         "icons",
         "input_schema",
         "is_async",
@@ -60,20 +119,31 @@ class Tool:
         meta: dict[str, Any] | None = None,
         required_capabilities: dict[str, Any] | None = None,
     ) -> None:
+        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+            raise ValueError(
+                f"invalid tool name {name!r}: use 1 to 128 of A-Z a-z 0-9 _ - . "
+                "(spec server/tools.mdx §Tool Names)"
+            )
+        if not isinstance(input_schema, dict) or input_schema.get("type") != "object":
+            raise ValueError(f'tool {name!r}: inputSchema must be an object with "type": "object"')
         self.fn = fn
         self.name = name
         self.title = title
         self.description = description
         self.input_schema = input_schema
         self.output_schema = output_schema
-        self.annotations = annotations
-        self.icons = icons
+        self.annotations = check_tool_annotations(annotations)
+        self.icons = check_icons(icons)
         self.meta = meta
         self.required_capabilities = required_capabilities or {}
         self.is_async = info.is_async
         self.context_param = info.context_param
+        self.header_params = header_params(input_schema, name)
         self._binder: ArgumentBinder = info.binder
         self._validator: CompiledSchema = compile_schema(input_schema)
+        self._output_validator: CompiledSchema | None = (
+            compile_schema(output_schema) if output_schema is not None else None
+        )
         self._wire = self._build_wire()
 
     def _build_wire(self) -> dict[str, Any]:
@@ -101,6 +171,19 @@ class Tool:
         """What is wrong with ``arguments``, ordered for the model; empty when valid."""
         return self._validator.problems(arguments)
 
+    def output_problems(self, result: dict[str, Any]) -> list[str]:
+        """What is wrong with a successful result given the ``outputSchema``; empty if fine.
+
+        A tool that declares an output schema must return conforming
+        ``structuredContent`` (spec ``server/tools.mdx`` §Output Schema).
+        """
+        validator = self._output_validator
+        if validator is None or result.get("isError") is True:
+            return []
+        if "structuredContent" not in result:
+            return ["the result has no structuredContent"]
+        return validator.problems(result["structuredContent"])
+
     async def invoke(self, arguments: dict[str, Any], context: Any) -> Any:
         """Run the function; sync functions run in a worker thread, off the event loop."""
         kwargs = self._binder.bind(arguments)
@@ -111,45 +194,83 @@ class Tool:
         return await asyncio.to_thread(functools.partial(self.fn, **kwargs))
 
 
-class ToolRegistry:
-    """Tools by name, in registration order (a deterministic ``tools/list``)."""
+class _Keyed(Protocol):
+    @property
+    def wire(self) -> dict[str, Any]: ...
 
-    def __init__(self) -> None:
-        self._tools: dict[str, Tool] = {}
+
+T = TypeVar("T", bound=_Keyed)
+
+
+class Registry(Generic[T]):
+    """Offerings by key, in registration order (a deterministic list), with listeners.
+
+    The wire list is cached and rebuilt only after a change, so a list request costs no
+    allocation per item.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._items: dict[str, T] = {}
+        self._wires: list[dict[str, Any]] | None = None
         self._listeners: list[Callable[[], None]] = []
 
-    def add(self, tool: Tool) -> None:
-        if tool.name in self._tools:
-            raise ValueError(f"a tool named {tool.name!r} is already registered")
-        self._tools[tool.name] = tool
+    def add(self, key: str, item: T) -> None:
+        if key in self._items:
+            raise ValueError(f"a {self.kind} {key!r} is already registered")
+        self._items[key] = item
         self._changed()
 
-    def remove(self, name: str) -> Tool:
+    def remove(self, key: str) -> T:
         try:
-            tool = self._tools.pop(name)
+            item = self._items.pop(key)
         except KeyError:
-            raise KeyError(f"no tool named {name!r}") from None
+            raise KeyError(f"no {self.kind} {key!r}") from None
         self._changed()
-        return tool
+        return item
 
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+    def get(self, key: str) -> T | None:
+        return self._items.get(key)
+
+    def wires(self) -> list[dict[str, Any]]:
+        """The wire form of every item, in order."""
+        wires = self._wires
+        if wires is None:
+            wires = self._wires = [item.wire for item in list(self._items.values())]
+        return wires
 
     def on_change(self, listener: Callable[[], None]) -> None:
         self._listeners.append(listener)
 
     def _changed(self) -> None:
+        self._wires = None
         for listener in self._listeners:
             listener()
 
-    def __iter__(self) -> Iterator[Tool]:
-        return iter(list(self._tools.values()))
+    def __iter__(self) -> Iterator[T]:
+        return iter(list(self._items.values()))
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._items)
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+
+class ToolRegistry(Registry[Tool]):
+    """Tools by name, in registration order (a deterministic ``tools/list``)."""
+
+    def __init__(self) -> None:
+        super().__init__("tool")
+
+    def add(self, key: str | Tool, item: Tool | None = None) -> None:
+        """``add(tool)`` registers under the tool's name; a duplicate name raises."""
+        if isinstance(key, Tool):
+            super().add(key.name, key)
+        elif item is not None:
+            super().add(key, item)
+        else:
+            raise TypeError("ToolRegistry.add needs a Tool")
 
 
 def error_result(message: str) -> dict[str, Any]:

@@ -8,14 +8,18 @@ pydantic models, tuples). Supported annotations: ``int``, ``float``, ``str``, ``
 unions, ``Literal``, ``Enum``, ``TypedDict``, dataclasses, pydantic models (when pydantic
 is installed) and ``Any``. A description comes from ``Annotated[T, "text"]``, from any
 ``Annotated`` metadata object with a ``description`` attribute (pydantic's ``Field``
-among them), or from the docstring's ``Args:`` section.
+among them), or from the docstring's ``Args:`` section. ``Annotated[str, Header("Region")]``
+marks a parameter for ``x-mcp-header`` (see :mod:`mcpkit.server.headers`).
 
-:func:`to_json` is the reverse direction for return values: dataclasses, pydantic models
-and Enums become plain JSON data.
+:func:`output_schema_for` derives a tool's ``outputSchema`` from its return annotation
+when the return value becomes ``structuredContent`` (dicts, TypedDicts, dataclasses,
+pydantic models, lists of them). :func:`to_json` is the reverse direction for return
+values: dataclasses, pydantic models and Enums become plain JSON data.
 """
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import enum
 import inspect
@@ -26,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
 from mcpkit.protocol import codec
+from mcpkit.server.headers import ANNOTATION, Header
+from mcpkit.types.content import Content, ToolResult
 
 JSONSchema = dict[str, Any]
 Converter = Callable[[Any], Any]
@@ -35,7 +41,11 @@ __all__ = [
     "FunctionInfo",
     "context_parameter",
     "inspect_function",
+    "is_async_callable",
+    "output_schema_for",
+    "parse_docstring",
     "schema_for",
+    "strip_annotated",
     "to_json",
 ]
 
@@ -93,7 +103,7 @@ def inspect_function(fn: Callable[..., Any], name: str | None = None) -> Functio
     """Read ``fn``'s signature and docstring once."""
     signature = inspect.signature(fn)
     hints = _hints(fn)
-    doc_description, arg_docs = _parse_docstring(inspect.getdoc(fn))
+    doc_description, arg_docs = parse_docstring(inspect.getdoc(fn))
     properties: dict[str, JSONSchema] = {}
     required: list[str] = []
     converters: dict[str, Converter] = {}
@@ -143,6 +153,11 @@ def inspect_function(fn: Callable[..., Any], name: str | None = None) -> Functio
     )
 
 
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    """True for coroutine functions and objects whose ``__call__`` is one."""
+    return _is_async(fn)
+
+
 def _is_async(fn: Callable[..., Any]) -> bool:
     if inspect.iscoroutinefunction(fn):
         return True
@@ -168,7 +183,7 @@ def _is_context(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, Context)
 
 
-def _parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
+def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
     """The description (text before any section) and the ``Args:`` entries."""
     if not doc:
         return None, {}
@@ -215,18 +230,27 @@ def _json_default(value: Any) -> Any:
 
 def _strip_annotated(annotation: Any) -> tuple[Any, str | None]:
     """``Annotated[T, ...]`` -> (T, description found in its metadata)."""
+    base, description, _ = strip_annotated(annotation)
+    return base, description
+
+
+def strip_annotated(annotation: Any) -> tuple[Any, str | None, Header | None]:
+    """``Annotated[T, ...]`` -> (T, description, :class:`Header`) found in its metadata."""
     description: str | None = None
+    header: Header | None = None
     while get_origin(annotation) is typing.Annotated:
         base, *extras = get_args(annotation)
         for extra in extras:
             if isinstance(extra, str):
                 description = extra
+            elif isinstance(extra, Header):
+                header = extra
             else:
                 found = getattr(extra, "description", None)
                 if isinstance(found, str):
                     description = found
         annotation = base
-    return annotation, description
+    return annotation, description, header
 
 
 def _is_union(origin: Any) -> bool:
@@ -247,11 +271,65 @@ def _is_typeddict(annotation: Any) -> bool:
 
 def schema_for(annotation: Any) -> JSONSchema:
     """JSON Schema 2020-12 for a Python annotation."""
-    annotation, description = _strip_annotated(annotation)
+    annotation, description, header = strip_annotated(annotation)
     schema = _schema_for_bare(annotation)
     if description is not None:
         schema = {**schema, "description": description}
+    if header is not None:
+        schema = {**schema, ANNOTATION: header.name}
     return schema
+
+
+# pydantic models describe themselves differently as input and as output (aliases,
+# computed fields); output schemas ask for the serialization form.
+_PYDANTIC_MODE: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "pydantic_mode", default="validation"
+)
+
+
+def output_schema_for(annotation: Any) -> JSONSchema | None:
+    """The ``outputSchema`` for a return annotation, or None when there is none.
+
+    Only annotations whose values always become ``structuredContent`` get one: mappings,
+    TypedDicts, dataclasses, pydantic models, sequences of non-content values, and unions
+    of those. Text-like returns (str, numbers, None, content blocks, ToolResult, Any)
+    have no structured form and so no output schema.
+    """
+    annotation = _strip_annotated(annotation)[0]
+    if annotation is inspect.Signature.empty or not _structured(annotation):
+        return None
+    token = _PYDANTIC_MODE.set("serialization")
+    try:
+        return schema_for(annotation)
+    finally:
+        _PYDANTIC_MODE.reset(token)
+
+
+def _structured(annotation: Any) -> bool:
+    annotation = _strip_annotated(annotation)[0]
+    origin = get_origin(annotation)
+    if _is_union(origin):
+        return all(_structured(member) for member in get_args(annotation))
+    if isinstance(annotation, type) and issubclass(annotation, Content | ToolResult):
+        return False
+    if (
+        _is_typeddict(annotation)
+        or _pydantic_model(annotation)
+        or (dataclasses.is_dataclass(annotation) and isinstance(annotation, type))
+    ):
+        return True
+    if annotation in (dict, list, tuple, set, frozenset) or origin in (dict, Mapping):
+        return True
+    if origin in (list, tuple, set, frozenset, Sequence, typing.Sequence):
+        return all(arg is Ellipsis or not _content_like(arg) for arg in get_args(annotation))
+    return False
+
+
+def _content_like(annotation: Any) -> bool:
+    annotation = _strip_annotated(annotation)[0]
+    if _is_union(get_origin(annotation)):
+        return any(_content_like(member) for member in get_args(annotation))
+    return annotation is Any or (isinstance(annotation, type) and issubclass(annotation, Content))
 
 
 def _schema_for_bare(annotation: Any) -> JSONSchema:
@@ -391,7 +469,7 @@ def _dataclass_schema(cls: type) -> JSONSchema:
 
 def _pydantic_schema(model: Any) -> JSONSchema:
     """A pydantic model's own schema, with its ``$defs`` kept local to the property."""
-    schema: JSONSchema = model.model_json_schema()
+    schema: JSONSchema = model.model_json_schema(mode=_PYDANTIC_MODE.get())
     if "$defs" in schema:
         # References point at #/$defs/...; inline the definitions where they are used
         # so that the property schema stands on its own inside the tool's inputSchema.
