@@ -57,7 +57,8 @@ class LineReader:
         while start < end:
             newline = data.find(b"\n", start)
             if newline < 0:
-                self._keep(data[start:], frames)
+                if not self._discarding:
+                    self._keep(data, start, frames)
                 break
             if self._discarding:
                 self._discarding = False
@@ -87,15 +88,14 @@ class LineReader:
         self._discarding = False
         return frames
 
-    def _keep(self, tail: bytes | bytearray, frames: list[Any]) -> None:
-        if self._discarding:
-            return
-        if len(self._buffer) + len(tail) > self.max_line:
+    def _keep(self, data: bytes | bytearray, start: int, frames: list[Any]) -> None:
+        """Hold ``data[start:]`` for the next feed, or start discarding an over-long line."""
+        if len(self._buffer) + len(data) - start > self.max_line:
             self._buffer.clear()
             self._discarding = True
             frames.append(self._too_long())
             return
-        self._buffer += tail
+        self._buffer += data[start:] if start else data
 
     def _too_long(self) -> ProtocolError:
         return InvalidRequest(f"Message exceeds the limit of {self.max_line} bytes")
