@@ -265,6 +265,7 @@ class Client:
         self._started = False
         self._establishing = False
         self._restarting = False
+        self._verdict_cached = False
         self._closing = False
         self._closed = False
         self._dead: Exception | None = None
@@ -395,6 +396,7 @@ class Client:
             if cached is not None:
                 try:
                     await self._adopt(cached, None)
+                    self._verdict_cached = cached.era == "modern"
                     return
                 except (ProtocolError, HttpStatusError) as exc:
                     logger.info("cached era verdict failed (%s); probing again", exc)
@@ -414,6 +416,32 @@ class Client:
             verdict = await self._adopt(verdict, discovered)
             if self.mode == "auto":
                 self.era_cache.put(key, verdict)
+        finally:
+            self._establishing = False
+
+    async def _reprobe(self, reason: Exception) -> None:
+        """The cached verdict said modern but the server answers like a legacy one."""
+        logger.info("the cached era verdict failed (%s); probing again", reason)
+        self._verdict_cached = False
+        self.era_cache.forget(self._server_key())
+        async with self._connect_lock:
+            self._ready.clear()
+            try:
+                self.era = None
+                verdict, discovered = await self._probe_or_force()
+                verdict = await self._adopt(verdict, discovered)
+                self.era_cache.put(self._server_key(), verdict)
+            finally:
+                self._ready.set()
+
+    async def _probe_or_force(self) -> tuple[probe.Verdict, dict[str, Any] | None]:
+        self._establishing = True
+        try:
+            if self.probe_process == "disposable" and isinstance(
+                self.transport, StdioClientTransport
+            ):
+                return await self._probe_disposable()
+            return await probe.detect(self)
         finally:
             self._establishing = False
 
@@ -701,9 +729,20 @@ class Client:
                 result = await self._legacy_request(method, body, timeout, token, idempotent)
                 rounds = 0
             else:
-                result, rounds = await self._modern_request(
-                    method, body, timeout, token, idempotent
-                )
+                try:
+                    result, rounds = await self._modern_request(
+                        method, body, timeout, token, idempotent
+                    )
+                except ProtocolError as exc:
+                    if not self._verdict_cached or isinstance(
+                        exc, (*probe.RECOGNISED_MODERN_ERRORS, InvalidParams)
+                    ):
+                        raise
+                    await self._reprobe(exc)
+                    return await self._request(
+                        method, params, timeout, on_progress, idempotent, use_cache
+                    )
+                self._verdict_cached = False
         finally:
             if token is not None:
                 self._progress.pop(token, None)
