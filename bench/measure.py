@@ -14,6 +14,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 from benchenv import ensure_profiler
 from profiling import profile_sequential
 from report import format_core, format_stdio, format_targets, summaries, targets
-from stdio_bench import BenchFailure
+from stdio_bench import BenchFailure, child_environment
 from suite import SuiteConfig, run_rounds
 from targets import ServerSpec, stdio_servers
 from wire import Dialect
@@ -40,15 +41,50 @@ def _machine() -> dict[str, Any]:
     }
 
 
-def _check_interpreter(python: Path) -> None:
+def _check_interpreter(python: Path, env: dict[str, str]) -> str:
+    """Where ``python`` imports mcpkit from (fails clearly when it cannot)."""
     probe = subprocess.run(
-        [str(python), "-c", "import mcpkit, orjson"], capture_output=True, check=False
+        [str(python), "-c", "import mcpkit, orjson; print(mcpkit.__file__)"],
+        capture_output=True,
+        check=False,
+        env=env,
     )
     if probe.returncode != 0:
         raise SystemExit(
             f"bench: {python} cannot import mcpkit (run `make bench`, which installs it): "
             + probe.stderr.decode()[-500:]
         )
+    return probe.stdout.decode().strip()
+
+
+def _git(repo: Path, *arguments: str) -> str:
+    completed = subprocess.run(
+        ["git", "-C", str(repo), *arguments], capture_output=True, check=False
+    )
+    if completed.returncode != 0:
+        raise SystemExit(f"bench: git {' '.join(arguments)} failed: {completed.stderr.decode()}")
+    return completed.stdout.decode()
+
+
+def _snapshot(repo: Path, ref: str, into: Path) -> str:
+    """Export ``src/`` and ``examples/`` of ``ref`` into ``into``; returns the commit."""
+    commit = _git(repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", commit, "src", "examples"],
+        capture_output=True,
+        check=True,
+    )
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return commit
+
+
+def _provenance(repo: Path, ref: str | None, commit: str | None) -> dict[str, Any]:
+    """Which mcpkit was measured: a commit, or the working tree and what is uncommitted."""
+    if commit is not None:
+        return {"ref": ref, "commit": commit, "uncommitted": []}
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    dirty = _git(repo, "status", "--porcelain", "--", "src", "examples").splitlines()
+    return {"ref": "working tree", "commit": head, "uncommitted": dirty}
 
 
 def _select(all_specs: list[ServerSpec], names: str, era: str) -> list[ServerSpec]:
@@ -77,12 +113,13 @@ def _progress(round_index: int, name: str, turn: dict[str, float]) -> None:
     )
 
 
-def _core(python: Path, quick: bool) -> dict[str, Any]:
+def _core(python: Path, quick: bool, env: dict[str, str]) -> dict[str, Any]:
     arguments = ["--seconds", "0.05", "--repeats", "3"] if quick else ["--seconds", "0.3"]
     completed = subprocess.run(
         [str(python), str(Path(__file__).with_name("core.py")), *arguments],
         capture_output=True,
         check=False,
+        env=env,
     )
     if completed.returncode != 0:
         raise BenchFailure("protocol-core benchmark failed:\n" + completed.stderr.decode())
@@ -116,11 +153,27 @@ def _profile(args: argparse.Namespace, specs: list[ServerSpec], bench_env: Path)
 
 def measure(args: argparse.Namespace, repo: Path, bench_env: Path, mcpkit_python: Path) -> int:
     """Run the benchmark the arguments describe; 0 when every answer was right."""
-    _check_interpreter(mcpkit_python)
-    all_specs = stdio_servers(repo, mcpkit_python, Path(sys.executable))
-    specs = _select(all_specs, args.servers, args.era)
-    if args.profile:
-        return _profile(args, specs, bench_env)
+    with tempfile.TemporaryDirectory(prefix="mcpkit-bench-") as scratch:
+        snapshot = Path(scratch) if args.mcpkit_ref else None
+        commit = _snapshot(repo, args.mcpkit_ref, snapshot) if snapshot else None
+        provenance = _provenance(repo, args.mcpkit_ref, commit)
+        all_specs = stdio_servers(repo, mcpkit_python, Path(sys.executable), snapshot)
+        env = {**child_environment(), **dict(all_specs[0].env)}
+        provenance["imported_from"] = _check_interpreter(mcpkit_python, env)
+        specs = _select(all_specs, args.servers, args.era)
+        if args.profile:
+            return _profile(args, specs, bench_env)
+        return _run(args, repo, specs, mcpkit_python, env, provenance)
+
+
+def _run(
+    args: argparse.Namespace,
+    repo: Path,
+    specs: list[ServerSpec],
+    mcpkit_python: Path,
+    env: dict[str, str],
+    provenance: dict[str, Any],
+) -> int:
     config = SuiteConfig(args.rounds, args.seconds, args.cold, args.depth, args.timeout)
     machine = _machine()
     started = datetime.datetime.now()
@@ -135,7 +188,7 @@ def measure(args: argparse.Namespace, repo: Path, bench_env: Path, mcpkit_python
         results = run_rounds(
             specs, lambda spec: Dialect(args.era, discover=spec.discover), config, _progress
         )
-        core = None if args.no_core else _core(mcpkit_python, args.quick)
+        core = None if args.no_core else _core(mcpkit_python, args.quick, env)
     except BenchFailure as failure:
         print(f"\nbench: FAILED: {failure}", file=sys.stderr, flush=True)
         return 1
@@ -158,8 +211,12 @@ def measure(args: argparse.Namespace, repo: Path, bench_env: Path, mcpkit_python
     judged = [goal.judge(table, core_rates) for goal in goals]
     lines += ["", "targets (ratios of medians from this run)"]
     lines += format_targets(judged, [goal.unit for goal in goals])
+    changes = len(provenance["uncommitted"])
     lines += [
         "",
+        f"mcpkit: {provenance['ref']} at {provenance['commit'][:12]}"
+        + (f" with {changes} uncommitted change(s) in src/ or examples/" if changes else "")
+        + f", imported from {Path(provenance['imported_from']).parent.parent}",
         f"load average {machine['load_average'][0]:.2f} -> {machine['load_average_after'][0]:.2f};"
         f" {time.perf_counter() - clock:.0f} s in all",
     ]
@@ -170,6 +227,7 @@ def measure(args: argparse.Namespace, repo: Path, bench_env: Path, mcpkit_python
         "started": started.isoformat(timespec="seconds"),
         "config": {**vars(config), "era": args.era, "quick": args.quick},
         "machine": machine,
+        "mcpkit": provenance,
         "servers": {
             name: {
                 **samples.to_json(),

@@ -66,7 +66,7 @@ def profile_sequential(
     """Profile ``spec`` for ``seconds`` of sequential calls; write the raw stacks to ``output``."""
     with (
         tempfile.TemporaryFile() as stderr,
-        StdioServer(spec.name, spec.command, stderr) as server,
+        StdioServer(spec.name, spec.command, stderr, env=spec.env) as server,
     ):
         cold_start(server, dialect)
         next_id = warm_up(server, dialect, 1, WARMUP_CALLS)

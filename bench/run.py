@@ -46,6 +46,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--profile", action="store_true", help="py-spy the mcpkit server under sequential load"
     )
     parser.add_argument("--output", type=Path, help="JSON file (default bench/results/...)")
+    parser.add_argument(
+        "--mcpkit-ref",
+        metavar="REF",
+        help="measure mcpkit's src/ and examples/ as of this git commit (e.g. HEAD) instead of "
+        "the working tree, which may change while the rounds run",
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     args.rounds = args.rounds or (1 if quick else 5)

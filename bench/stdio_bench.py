@@ -97,9 +97,11 @@ class StdioServer:
         stderr: IO[bytes],
         *,
         timeout: float = DEFAULT_TIMEOUT,
+        env: Sequence[tuple[str, str]] = (),
     ) -> None:
         self.name = name
         self.command = list(command)
+        self.env = {**child_environment(), **dict(env)}
         self.timeout = timeout
         self._stderr = stderr
         self._proc: subprocess.Popen[bytes] | None = None
@@ -119,7 +121,7 @@ class StdioServer:
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             bufsize=0,
-            env=child_environment(),
+            env=self.env,
         )
         assert self._proc.stdout is not None
         self._out_fd = self._proc.stdout.fileno()

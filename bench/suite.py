@@ -76,7 +76,9 @@ def _spawn_cold(
 ) -> tuple[float, int | None]:
     with (
         tempfile.TemporaryFile() as stderr,
-        StdioServer(spec.name, spec.command, stderr, timeout=config.timeout) as server,
+        StdioServer(
+            spec.name, spec.command, stderr, timeout=config.timeout, env=spec.env
+        ) as server,
     ):
         elapsed = cold_start(server, dialect)
         code = server.close()
@@ -92,7 +94,9 @@ def _one_server(samples: ServerSamples, dialect: Dialect, config: SuiteConfig) -
         samples.exit_codes.append(code)
     with (
         tempfile.TemporaryFile() as stderr,
-        StdioServer(spec.name, spec.command, stderr, timeout=config.timeout) as server,
+        StdioServer(
+            spec.name, spec.command, stderr, timeout=config.timeout, env=spec.env
+        ) as server,
     ):
         elapsed = cold_start(server, dialect)
         next_id = warm_up(server, dialect, 1, WARMUP_CALLS)

@@ -27,20 +27,31 @@ class ServerSpec:
     eras: frozenset[str]
     discover: bool = True
     description: str = ""
+    env: tuple[tuple[str, str], ...] = ()
 
     def speaks(self, era: str) -> bool:
         return era in self.eras
 
 
-def stdio_servers(repo: Path, mcpkit_python: Path, bench_python: Path) -> list[ServerSpec]:
-    """The stdio servers, subject first, in the order rounds interleave them."""
+def stdio_servers(
+    repo: Path, mcpkit_python: Path, bench_python: Path, snapshot: Path | None = None
+) -> list[ServerSpec]:
+    """The stdio servers, subject first, in the order rounds interleave them.
+
+    With ``snapshot`` (a directory holding ``src/`` and ``examples/`` of one commit), the
+    mcpkit server runs from there, its ``src`` first on ``PYTHONPATH``, so the subject
+    cannot change while the rounds run.
+    """
     bench = repo / "bench" / "servers"
+    root = snapshot or repo
+    env = (("PYTHONPATH", str(root / "src")),) if snapshot is not None else ()
     return [
         ServerSpec(
             "mcpkit",
-            (str(mcpkit_python), str(repo / "examples" / "calculator_server.py")),
+            (str(mcpkit_python), str(root / "examples" / "calculator_server.py")),
             frozenset({"modern"}),
             description="examples/calculator_server.py (mcpkit)",
+            env=env,
         ),
         ServerSpec(
             "official",
