@@ -122,7 +122,7 @@ def read_request_meta(
     if info is not None and type(info) is not dict:
         raise InvalidParams(f"_meta field {CLIENT_INFO} must be an object")
     level = meta.get(LOG_LEVEL)
-    if level is not None and level not in LOG_SEVERITY:
+    if level is not None and (type(level) is not str or level not in LOG_SEVERITY):
         raise InvalidParams(f"_meta field {LOG_LEVEL} must be one of {', '.join(LOG_LEVELS)}")
     token = meta.get(PROGRESS_TOKEN)
     if token is not None and (type(token) is not str and type(token) is not int):
