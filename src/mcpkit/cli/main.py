@@ -2,11 +2,15 @@
 
 ``mcpkit call <tool> [key=value ...] -- <server command ...>``
     Start a server over stdio, call one tool and print the result. Values are parsed as
-    JSON where they parse (``n=3`` is a number, ``flag=true`` a boolean, ``name=bob`` a
-    string). Exit status 1 when the tool reports an error, 2 on a protocol error.
+    strict JSON where they parse (``n=3`` is a number, ``flag=true`` a boolean,
+    ``name=bob`` and ``x=NaN`` strings, ``'s="3"'`` the string ``3``). Exit status 1
+    when the tool reports an error; 2 for bad usage, a server that cannot be started or
+    a protocol error.
 
 ``mcpkit run <file.py[:object]>``
-    Serve the ``Server`` defined in a Python file over stdio.
+    Serve the ``Server`` defined in a Python file over stdio. stdout is reserved for
+    protocol messages before the file is imported, so a ``print()`` at import time
+    lands on stderr too. Exit status 2 when the file or the server cannot be found.
 """
 
 from __future__ import annotations
@@ -22,20 +26,28 @@ from typing import Any
 
 from mcpkit.client.client import Client
 from mcpkit.errors import MCPError, ProtocolError
+from mcpkit.protocol import codec
+from mcpkit.transports.stdio import protected_stdout, run_stdio
 
 __all__ = ["main"]
 
 
+class UsageError(Exception):
+    """The command line is wrong; the message says how."""
+
+
 def parse_assignments(pairs: Sequence[str]) -> dict[str, Any]:
-    """``key=value`` words to arguments; values are JSON when they parse as JSON."""
+    """``key=value`` words to arguments; values are strict JSON when they parse as JSON."""
     arguments: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
-            raise ValueError(f"expected key=value, got {pair!r}")
+            raise UsageError(f"expected key=value, got {pair!r}")
+        if key in arguments:
+            raise UsageError(f"argument {key!r} is given twice")
         try:
-            arguments[key] = json.loads(raw)
-        except ValueError:
+            arguments[key] = codec.loads(raw)
+        except ProtocolError:
             arguments[key] = raw
     return arguments
 
@@ -66,10 +78,10 @@ def load_server(target: str) -> Any:
     path_text, _, attribute = target.partition(":")
     path = Path(path_text)
     if not path.is_file():
-        raise SystemExit(f"mcpkit: no such file: {path}")
+        raise UsageError(f"no such file: {path}")
     spec = importlib.util.spec_from_file_location(path.stem, path)
     if spec is None or spec.loader is None:
-        raise SystemExit(f"mcpkit: cannot import {path}")
+        raise UsageError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -78,14 +90,23 @@ def load_server(target: str) -> Any:
     if attribute:
         found = getattr(module, attribute, None)
         if not isinstance(found, Server):
-            raise SystemExit(f"mcpkit: {target} is not an mcpkit Server")
+            raise UsageError(f"{target} is not an mcpkit Server")
         return found
     servers = [value for value in vars(module).values() if isinstance(value, Server)]
     if len(servers) != 1:
-        raise SystemExit(
-            f"mcpkit: {path} defines {len(servers)} servers; name one as {path}:<name>"
-        )
+        raise UsageError(f"{path} defines {len(servers)} servers; name one as {path}:<name>")
     return servers[0]
+
+
+def _run(target: str) -> int:
+    with protected_stdout() as wire:
+        try:
+            server = load_server(target)
+        except UsageError as exc:
+            print(f"mcpkit run: {exc}", file=sys.stderr)
+            return 2
+        run_stdio(server, stdout_fd=wire, protect_stdout=False)
+    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -114,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         try:
             arguments = parse_assignments(args.assignments)
-        except ValueError as exc:
+        except UsageError as exc:
             print(f"mcpkit call: {exc}", file=sys.stderr)
             return 2
         try:
@@ -126,8 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mcpkit call: {exc}", file=sys.stderr)
             return 2
     if args.command == "run":
-        load_server(args.target).run()
-        return 0
+        return _run(args.target)
     return 2
 
 

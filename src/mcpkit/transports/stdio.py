@@ -27,7 +27,7 @@ import queue
 import stat
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
@@ -38,7 +38,7 @@ from mcpkit.transports.stream import StreamServerConnection
 
 logger = logging.getLogger("mcpkit.transport")
 
-__all__ = ["WorkerPool", "run_stdio", "serve_stdio"]
+__all__ = ["WorkerPool", "protected_stdout", "run_stdio", "serve_stdio"]
 
 _READ_SIZE = 256 * 1024
 
@@ -209,6 +209,37 @@ async def _open_input(
     return stop.set
 
 
+_wire_fd: int | None = None
+
+
+@contextlib.contextmanager
+def protected_stdout() -> Iterator[int]:
+    """Reserve the real stdout for protocol messages; yield a descriptor that writes to it.
+
+    File descriptor 1 and ``sys.stdout`` point at stderr until the block ends, so a stray
+    ``print()`` (or a C library writing to fd 1) lands in the log. Nested use yields the
+    same descriptor: ``mcpkit run`` protects stdout before it imports the server's module,
+    and a module that serves while being imported must still write to the real stdout.
+    """
+    global _wire_fd
+    if _wire_fd is not None:
+        yield _wire_fd
+        return
+    sys.stdout.flush()
+    wire_fd = os.dup(1)
+    os.dup2(2, 1)
+    saved_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    _wire_fd = wire_fd
+    try:
+        yield wire_fd
+    finally:
+        _wire_fd = None
+        sys.stdout = saved_stdout
+        os.dup2(wire_fd, 1)
+        os.close(wire_fd)
+
+
 async def serve_stdio(
     app: ServerApp,
     *,
@@ -219,40 +250,46 @@ async def serve_stdio(
     shutdown_grace: float = 5.0,
     protect_stdout: bool = True,
 ) -> None:
-    """Serve ``app`` on stdin/stdout until stdin reaches end-of-file."""
-    out_fd = stdout_fd
-    saved_stdout = sys.stdout
-    if protect_stdout and stdout_fd == 1:
-        sys.stdout.flush()
-        out_fd = os.dup(1)
-        os.dup2(2, 1)
-        sys.stdout = sys.stderr
+    """Serve ``app`` on stdin/stdout until stdin reaches end-of-file.
+
+    With ``protect_stdout`` (and the real stdout as ``stdout_fd``) nothing but protocol
+    messages reaches stdout while serving: see :func:`protected_stdout`.
+    """
+    with contextlib.ExitStack() as stack:
+        out_fd = stdout_fd
+        if protect_stdout and stdout_fd == 1:
+            out_fd = stack.enter_context(protected_stdout())
+        await _serve(app, stdin_fd, out_fd, max_line, max_depth, shutdown_grace)
+
+
+async def _serve(
+    app: ServerApp,
+    stdin_fd: int,
+    out_fd: int,
+    max_line: int,
+    max_depth: int,
+    shutdown_grace: float,
+) -> None:
     output = _Output(out_fd)
     eof = asyncio.Event()
+    await output.open()
+    connection = StreamServerConnection(app, output.write, max_line=max_line, max_depth=max_depth)
+
+    def on_eof() -> None:
+        if not eof.is_set():
+            connection.feed_eof()
+            eof.set()
+
     try:
-        await output.open()
-        connection = StreamServerConnection(
-            app, output.write, max_line=max_line, max_depth=max_depth
-        )
-
-        def on_eof() -> None:
-            if not eof.is_set():
-                connection.feed_eof()
-                eof.set()
-
         stop_input = await _open_input(stdin_fd, connection.feed, on_eof)
         try:
             await eof.wait()
             await connection.wait_idle(shutdown_grace)
         finally:
             stop_input()
-            await connection.aclose()
-            await output.aclose()
     finally:
-        if out_fd != stdout_fd:
-            os.dup2(out_fd, 1)
-            os.close(out_fd)
-            sys.stdout = saved_stdout
+        await connection.aclose()
+        await output.aclose()
 
 
 def run_stdio(app: ServerApp, **options: Any) -> None:
