@@ -1273,6 +1273,8 @@ class Client:
         if self._can_restart():
             self._restarting = True
             self._spawn(self._restart())
+        elif self.restart_policy is not None and getattr(self.transport, "restartable", False):
+            self._give_up(ConnectionClosed("the server keeps exiting; giving up restarting it"))
         else:
             self._give_up(error)
 
