@@ -121,7 +121,9 @@ def error_of(response: httpx.Response) -> dict[str, Any]:
 
 def test_a_tool_call_is_answered_with_json() -> None:
     with RunningServer(create_app(build_server())) as running:
-        response = call(running, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, name="add")
+        response = call(
+            running, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, name="add"
+        )
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
     result = response.json()["result"]
@@ -179,9 +181,19 @@ def test_a_chunked_body_over_the_limit_is_413(http: RunningServer) -> None:
         (b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', -32600),
         (b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', -32600),
     ],
-    ids=["invalid-json", "invalid-utf8", "batch", "duplicate-keys", "too-deep", "null-id", "fractional-id"],
+    ids=[
+        "invalid-json",
+        "invalid-utf8",
+        "batch",
+        "duplicate-keys",
+        "too-deep",
+        "null-id",
+        "fractional-id",
+    ],
 )
-def test_malformed_envelopes_are_400_with_a_jsonrpc_error(http: RunningServer, body: bytes, code: int) -> None:
+def test_malformed_envelopes_are_400_with_a_jsonrpc_error(
+    http: RunningServer, body: bytes, code: int
+) -> None:
     response = httpx.post(f"{http.base}/mcp", content=body, headers=headers("tools/list"))
     assert response.status_code == 400
     assert error_of(response)["error"]["code"] == code
@@ -202,12 +214,20 @@ def test_an_envelope_error_echoes_a_readable_id(http: RunningServer) -> None:
     ("meta", "missing"),
     [
         ({}, "io.modelcontextprotocol/protocolVersion"),
-        ({"io.modelcontextprotocol/clientCapabilities": {}}, "io.modelcontextprotocol/protocolVersion"),
-        ({"io.modelcontextprotocol/protocolVersion": VERSION}, "io.modelcontextprotocol/clientCapabilities"),
+        (
+            {"io.modelcontextprotocol/clientCapabilities": {}},
+            "io.modelcontextprotocol/protocolVersion",
+        ),
+        (
+            {"io.modelcontextprotocol/protocolVersion": VERSION},
+            "io.modelcontextprotocol/clientCapabilities",
+        ),
     ],
     ids=["no-meta", "no-version", "no-capabilities"],
 )
-def test_missing_meta_fields_are_400_invalid_params(http: RunningServer, meta: dict[str, Any], missing: str) -> None:
+def test_missing_meta_fields_are_400_invalid_params(
+    http: RunningServer, meta: dict[str, Any], missing: str
+) -> None:
     response = call(http, "tools/list", id=7, meta=meta)
     assert response.status_code == 400
     body = error_of(response)
@@ -235,7 +255,9 @@ def test_a_missing_version_header_is_a_header_mismatch(http: RunningServer) -> N
     assert response.json()["id"] == 3
 
 
-def test_a_version_header_that_disagrees_with_meta_is_a_header_mismatch(http: RunningServer) -> None:
+def test_a_version_header_that_disagrees_with_meta_is_a_header_mismatch(
+    http: RunningServer,
+) -> None:
     meta = {**META, "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
     response = call(http, "tools/list", meta=meta)
     assert response.status_code == 400
@@ -259,7 +281,9 @@ def test_a_missing_method_header_is_a_header_mismatch(http: RunningServer) -> No
     assert error_of(call(http, "tools/list", hdrs=hdrs))["error"]["code"] == -32020
 
 
-def test_a_method_header_that_disagrees_with_the_body_is_a_header_mismatch(http: RunningServer) -> None:
+def test_a_method_header_that_disagrees_with_the_body_is_a_header_mismatch(
+    http: RunningServer,
+) -> None:
     response = call(http, "tools/list", hdrs=headers("tools/call"))
     assert response.status_code == 400
     assert error_of(response)["error"]["code"] == -32020
@@ -309,7 +333,8 @@ def test_an_unknown_method_is_404_method_not_found(http: RunningServer) -> None:
 
 
 @pytest.mark.parametrize(
-    "method", ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"]
+    "method",
+    ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"],
 )
 def test_legacy_methods_with_modern_meta_are_404(http: RunningServer, method: str) -> None:
     response = call(http, method, id=500)
@@ -317,7 +342,9 @@ def test_legacy_methods_with_modern_meta_are_404(http: RunningServer, method: st
     assert error_of(response)["error"]["code"] == -32601
 
 
-def test_a_missing_client_capability_is_400_with_the_required_capabilities(http: RunningServer) -> None:
+def test_a_missing_client_capability_is_400_with_the_required_capabilities(
+    http: RunningServer,
+) -> None:
     response = call(http, "tools/call", {"name": "needs_sampling"}, id=9, name="needs_sampling")
     assert response.status_code == 400
     body = error_of(response)
@@ -334,7 +361,9 @@ def test_an_unknown_tool_is_400_invalid_params(http: RunningServer) -> None:
 
 def test_a_notification_is_accepted_with_202_and_no_body(http: RunningServer) -> None:
     body = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
-    response = httpx.post(f"{http.base}/mcp", content=json.dumps(body), headers=headers("notifications/cancelled"))
+    response = httpx.post(
+        f"{http.base}/mcp", content=json.dumps(body), headers=headers("notifications/cancelled")
+    )
     assert response.status_code == 202
     assert response.content == b""
 
@@ -354,7 +383,9 @@ def sse_messages(response: httpx.Response) -> list[dict[str, Any]]:
     return messages
 
 
-def test_progress_turns_the_response_into_an_event_stream_ending_with_the_result(http: RunningServer) -> None:
+def test_progress_turns_the_response_into_an_event_stream_ending_with_the_result(
+    http: RunningServer,
+) -> None:
     meta = {**META, "progressToken": "p-1"}
     response = call(http, "tools/call", {"name": "progress"}, id=11, name="progress", meta=meta)
     assert response.status_code == 200
@@ -452,9 +483,14 @@ def test_a_client_disconnect_cancels_the_handler(http: RunningServer) -> None:
 
 def test_a_body_that_does_not_arrive_in_time_is_408() -> None:
     app = create_app(build_server(), body_timeout=0.3)
-    with RunningServer(app) as running, socket.create_connection(("127.0.0.1", running.port), timeout=5) as sock:
+    with (
+        RunningServer(app) as running,
+        socket.create_connection(("127.0.0.1", running.port), timeout=5) as sock,
+    ):
         head = "".join(f"{k}: {v}\r\n" for k, v in headers("tools/list").items())
-        sock.sendall(f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n{head}content-length: 100\r\n\r\n{{".encode())
+        sock.sendall(
+            f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n{head}content-length: 100\r\n\r\n{{".encode()
+        )
         reply = sock.recv(4096)
     assert reply.startswith(b"HTTP/1.1 408")
 
@@ -482,12 +518,18 @@ def test_a_silent_connection_is_closed_by_the_header_deadline() -> None:
         assert sock.recv(4096).startswith(b"HTTP/1.1 408")
 
 
-def test_a_modern_only_server_names_its_versions_to_a_legacy_initialize(http: RunningServer) -> None:
+def test_a_modern_only_server_names_its_versions_to_a_legacy_initialize(
+    http: RunningServer,
+) -> None:
     body = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "x", "version": "1"},
+        },
     }
     hdrs = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     response = httpx.post(f"{http.base}/mcp", content=json.dumps(body), headers=hdrs)
@@ -496,3 +538,24 @@ def test_a_modern_only_server_names_its_versions_to_a_legacy_initialize(http: Ru
     assert error["code"] == -32022
     assert "2026-07-28" in error["message"]
     assert error["data"]["supported"] == [VERSION]
+
+
+def test_whitespace_around_a_header_value_is_not_part_of_it(http: RunningServer) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": META},
+    }
+    payload = json.dumps(body).encode()
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers("tools/call").items())
+    request = (
+        f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{http.port}\r\n{head}mcp-name: \t add  \r\n"
+        f"content-length: {len(payload)}\r\nconnection: close\r\n\r\n"
+    ).encode() + payload
+    with socket.create_connection(("127.0.0.1", http.port), timeout=5) as sock:
+        sock.sendall(request)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 200"), reply[:200]

@@ -54,7 +54,12 @@ def test_mounted_in_starlette_with_the_mcp_lifespan() -> None:
     app = Starlette(routes=[Route("/", home), Route("/mcp", endpoint=mcp)], lifespan=mcp.lifespan)
     with RunningServer(app) as running:
         assert httpx.get(running.base + "/").text == "home"
-        response = post(running.base + "/mcp", "tools/call", {"name": "echo", "arguments": {"text": "hi"}}, "echo")
+        response = post(
+            running.base + "/mcp",
+            "tools/call",
+            {"name": "echo", "arguments": {"text": "hi"}},
+            "echo",
+        )
         assert response.status_code == 200
         assert response.json()["result"]["content"] == [{"type": "text", "text": "hi"}]
 

@@ -619,7 +619,9 @@ class _Headers:
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
         values: dict[str, list[str]] = {}
         for name, value in raw:
-            values.setdefault(name.decode("latin-1").lower(), []).append(value.decode("latin-1"))
+            # RFC 9110 §5.5: optional whitespace around a field value is not part of it.
+            text = value.decode("latin-1").strip(" \t")
+            values.setdefault(name.decode("latin-1").lower(), []).append(text)
         self._values = values
 
     def get(self, name: str) -> str | None:
