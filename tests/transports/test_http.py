@@ -17,11 +17,11 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import RunningServer
 
+from conftest import RunningServer
 from mcpkit import Context, Server
-from mcpkit.transports.http import HostPolicy, create_app
 from mcpkit.transports.guard import guarded_protocol
+from mcpkit.transports.http import HostPolicy, create_app
 
 VERSION = "2026-07-28"
 META = {
@@ -473,7 +473,8 @@ def test_a_client_disconnect_cancels_the_handler(http: RunningServer) -> None:
     payload = json.dumps(body).encode()
     head = "".join(f"{k}: {v}\r\n" for k, v in headers("tools/call", "slow").items())
     request = (
-        f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{http.port}\r\n{head}content-length: {len(payload)}\r\n\r\n"
+        f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{http.port}\r\n{head}"
+        f"content-length: {len(payload)}\r\n\r\n"
     ).encode() + payload
     with socket.create_connection(("127.0.0.1", http.port), timeout=5) as sock:
         sock.sendall(request)

@@ -6,12 +6,12 @@ import json
 from typing import Any
 
 import httpx
-from conftest import RunningServer
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
+from conftest import RunningServer
 from mcpkit import Server
 from mcpkit.transports.http import create_app
 
