@@ -88,12 +88,13 @@ async def test_a_cancellation_naming_a_string_id_spares_the_equal_integer_id() -
 )
 async def test_unknown_and_malformed_cancellations_are_ignored(message: dict[str, Any]) -> None:
     async with spawn(TOOL_SERVER) as wire:
-        await wire.send(call(1, "slow", {"seconds": 0.2}))
+        # Request 1 is in flight: neither it nor anything else may be disturbed.
+        await wire.send(call(1, "wait_for_cancel", {"tag": "one"}))
+        await wire.wait_stderr("started one")
         await wire.send(message)
-        reply = await wire.recv()
-        assert reply["id"] == 1
-        assert text_of(reply) == "slow"
         await wire.probe()
+        await wire.send(cancel(1))
+        await wire.wait_stderr("cancelled one")
         await wire.close_stdin()
         assert await wire.read_to_eof() == []
         assert "Traceback" not in wire.stderr

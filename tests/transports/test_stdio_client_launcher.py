@@ -20,6 +20,7 @@ from typing import Any
 import psutil
 import pytest
 
+from mcpkit.errors import ConnectionClosed
 from mcpkit.transports.stdio_client import SAFE_ENV_KEYS, StdioClientTransport
 from transports.wire import SERVERS, STARTUP
 
@@ -202,6 +203,13 @@ async def test_a_callback_that_raises_does_not_stop_stderr_being_read() -> None:
     assert seen[-1] == "last line"
 
 
+async def test_sending_to_a_child_that_has_exited_raises_connection_closed() -> None:
+    async with launch("burst") as (transport, child):
+        await asyncio.wait_for(child.closed.wait(), STARTUP)
+        with pytest.raises(ConnectionClosed):
+            await transport.send({"jsonrpc": "2.0", "method": "ping"})
+
+
 async def test_everything_a_child_wrote_before_exiting_reaches_the_receiver() -> None:
     async with launch("burst") as (transport, child):
         await asyncio.wait_for(child.closed.wait(), STARTUP)
@@ -223,3 +231,15 @@ async def test_a_child_that_dies_is_reported_and_the_transport_starts_a_fresh_on
         assert transport.starts == 2
         await transport.close()
         assert returncode(transport) == -signal.SIGTERM
+
+
+@pytest.mark.parametrize("mode", ["polite", "deaf", "stubborn", "parent"])
+async def test_close_leaves_no_descriptor_task_or_child_behind(mode: str) -> None:
+    me = psutil.Process()
+    fds, tasks, children = me.num_fds(), len(asyncio.all_tasks()), len(me.children())
+    async with launch(mode) as (transport, child):
+        await child.ready()
+        await transport.close()
+    assert me.num_fds() == fds
+    assert len(asyncio.all_tasks()) == tasks
+    assert len(me.children(recursive=True)) == children

@@ -1,17 +1,21 @@
 """A notification never gets a reply, ever (JSON-RPC 2.0 §4.1; spec ``basic/index.mdx``).
 
-Whatever its method or params, a message without an id is never answered. The proof is
-the whole of stdout: after the notifications, a probe and end-of-file, nothing else was
-written.
+Whatever its method or params, a message without an id is never answered: the probe
+sent right after it must be the very next message on stdout, and when the shared server
+reaches end-of-file nothing else may be left on stdout.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
-from transports.wire import META, TOOL_SERVER, notification, spawn
+from transports.wire import META, TOOL_SERVER, Wire, notification, spawn
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 NOTIFICATIONS: dict[str, dict[str, Any]] = {
     "unknown-method": notification("notifications/unknown"),
@@ -27,23 +31,27 @@ NOTIFICATIONS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("name", list(NOTIFICATIONS))
-async def test_a_notification_never_gets_a_reply(name: str) -> None:
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server() -> AsyncIterator[Wire]:
     async with spawn(TOOL_SERVER) as wire:
-        for _ in range(3):
-            await wire.send(NOTIFICATIONS[name])
         await wire.probe()
+        yield wire
         await wire.close_stdin()
         assert await wire.read_to_eof() == []
         assert await wire.wait_exit() == 0
         assert "Traceback" not in wire.stderr
 
 
-async def test_a_tools_call_without_an_id_does_not_run_the_tool() -> None:
-    async with spawn(TOOL_SERVER) as wire:
-        await wire.send(NOTIFICATIONS["tools-call-without-id"])
-        await wire.probe()
-        await wire.close_stdin()
-        assert await wire.read_to_eof() == []
-        assert await wire.wait_exit() == 0
-        assert "started n" not in wire.stderr
+@pytest.mark.parametrize("name", list(NOTIFICATIONS))
+async def test_a_notification_never_gets_a_reply(server: Wire, name: str) -> None:
+    for _ in range(3):
+        await server.send(NOTIFICATIONS[name])
+    await server.probe()
+
+
+async def test_a_tools_call_without_an_id_does_not_run_the_tool(server: Wire) -> None:
+    await server.send(NOTIFICATIONS["tools-call-without-id"])
+    await server.probe()
+    await server.send(NOTIFICATIONS["tools-call-without-id"])
+    await server.probe()
+    assert "started n" not in server.stderr

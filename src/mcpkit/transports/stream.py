@@ -99,7 +99,12 @@ class StreamServerConnection:
     # -- input ------------------------------------------------------------------------
 
     def feed(self, data: bytes) -> None:
-        """Handle the bytes just read; complete lines become tasks or immediate errors."""
+        """Handle the bytes just read; complete lines become tasks or immediate errors.
+
+        Bytes that arrive after end-of-file (a late in-memory delivery) are ignored.
+        """
+        if self.closed:
+            return
         for frame in self._reader.feed(data):
             self._frame(frame)
 

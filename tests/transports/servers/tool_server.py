@@ -46,6 +46,13 @@ async def slow(seconds: float) -> str:
 
 
 @server.tool
+async def nap(nonce: str, ms: float) -> str:
+    """Sleep ``ms`` milliseconds on the event loop, then return the nonce."""
+    await asyncio.sleep(ms / 1000)
+    return nonce
+
+
+@server.tool
 def block(seconds: float) -> str:
     """Block the calling thread (a sync tool) with time.sleep, then answer."""
     report("blocking")
