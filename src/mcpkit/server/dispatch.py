@@ -5,8 +5,10 @@ missing field, -32022 for an unsupported version), find the handler (-32601 for 
 that do not exist in this era or belong to a capability the server lacks), build the
 :class:`~mcpkit.server.context.Context`, run the handler, and stamp the result with
 ``resultType``, ``_meta.serverInfo`` and, for cacheable methods, the cache hints.
-Errors raised as :class:`~mcpkit.errors.ProtocolError` become error responses; any other
-exception becomes -32603 and is logged, never sent as a traceback.
+Errors raised as :class:`~mcpkit.errors.ProtocolError` become error responses (also
+from inside a tool: ``ctx.require(...)`` in a tool is -32021, not a tool error); any other
+exception becomes -32603 and is logged, never sent as a traceback. A tool's own
+exceptions are tool errors (``isError: true``), per ``server/tools.mdx`` §Error Handling.
 
 ``tools/call``, ``prompts/get`` and ``resources/read`` may ask the client for input
 (``basic/patterns/mrtr.mdx``): their ``inputResponses`` and ``requestState`` are read
@@ -204,6 +206,8 @@ class Dispatcher:
             return error_result(f"Invalid arguments for tool '{name}':\n{listing}")
         try:
             value = await tool.invoke(arguments, context)
+        except ProtocolError:
+            raise
         except Exception as exc:
             return exception_result(exc, name)
         result = call_result(value)
