@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import mcpkit.auth
 from mcpkit.auth.errors import OAuthFlowError
 from mcpkit.auth.metadata import (
     AuthorizationServerMetadata,
@@ -354,3 +358,13 @@ def test_pkce_uses_s256_of_a_long_random_verifier() -> None:
         assert pair.challenge == s256_challenge(pair.verifier)
         assert pair.verifier not in repr(pair)
     assert len({new_state() for _ in range(100)}) == 100
+
+
+def test_the_package_exports_resolve_lazily() -> None:
+    for name in mcpkit.auth.__all__:
+        assert getattr(mcpkit.auth, name).__name__ == name
+    with pytest.raises(AttributeError):
+        _ = mcpkit.auth.nothing_here
+    code = "import sys, mcpkit.auth as a; a.OAuth; a.ClientConfig; print('jwt' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # the client side does not load PyJWT
