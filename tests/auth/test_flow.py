@@ -610,3 +610,32 @@ def test_config_validation() -> None:
         OAuthFlow(SERVER, ClientConfig(redirect_uri="javascript:alert(1)"))
     with pytest.raises(ValueError, match="client_metadata_url"):
         OAuthFlow(SERVER, ClientConfig(redirect_uri=REDIRECT, client_metadata_url="http://x/y"))
+
+
+def test_with_several_authorization_servers_the_one_in_use_is_kept() -> None:
+    world = World()
+    flow = flow_for(world)
+    world.drive(flow)
+    world.authorization_servers = ["https://other.example", AS]
+    assert flow.tokens is not None
+    world.revoked.add(flow.tokens.access_token)
+    world.events.clear()
+    assert world.drive(flow).status == 200
+    assert not any("other.example" in line for line in world.trace())
+
+
+def test_a_fresh_client_takes_the_first_listed_authorization_server() -> None:
+    world = World()
+    world.authorization_servers = ["https://first.example", AS]
+    with pytest.raises(OAuthFlowError, match="no authorization server metadata"):
+        world.drive(flow_for(world))
+    assert world.trace()[2] == "GET https://first.example/.well-known/oauth-authorization-server"
+
+
+def test_a_numeric_string_expires_in_is_understood() -> None:
+    world = World()
+    world.auth.expires_in = "60"
+    flow = OAuthFlow(SERVER, ClientConfig(redirect_uri=REDIRECT), clock=lambda: 100.0)
+    world.drive(flow)
+    assert flow.tokens is not None
+    assert flow.tokens.expires_at == 160.0

@@ -344,3 +344,19 @@ async def test_protect_with_a_real_jwt_verifier() -> None:
     assert ok.json()["subject"] == "user-1"
     assert expired.status_code == 401
     assert 'error_description="token expired"' in expired.headers["www-authenticate"]
+
+
+def test_with_jwt_binds_the_audience_to_the_canonical_resource() -> None:
+    resource = ProtectedResource.with_jwt(
+        "HTTPS://MCP.example/mcp",
+        ISSUER,
+        "https://as.example/jwks",
+        requirements=ScopeRequirements("mcp:basic"),
+        realm="mcp",
+    )
+    assert resource.resource == RESOURCE
+    assert isinstance(resource.verifier, JWTVerifier)
+    assert resource.verifier.audience == [RESOURCE]
+    assert resource.verifier.issuer == ISSUER
+    assert resource.metadata.authorization_servers == (ISSUER,)
+    assert resource.realm == "mcp"

@@ -64,6 +64,7 @@ class AuthServer:
     authorization_endpoint: str | None = None
     error: str | None = None
     forged_state: str | None = None
+    expires_in: Any = 3600
     # recorded
     registrations: list[dict[str, Any]] = field(default_factory=list)
     authorizations: list[dict[str, str]] = field(default_factory=list)
@@ -162,7 +163,11 @@ class AuthServer:
         self.issued += 1
         token = f"token-{self.base[-4:]}-{self.issued}"
         self.scopes_of[token] = scopes
-        reply: dict[str, Any] = {"access_token": token, "token_type": "Bearer", "expires_in": 3600}
+        reply: dict[str, Any] = {
+            "access_token": token,
+            "token_type": "Bearer",
+            "expires_in": self.expires_in,
+        }
         if scopes:
             reply["scope"] = " ".join(scopes)
         if self.refresh_tokens:
@@ -189,6 +194,7 @@ class World:
     prm_resource: str | None = None
     scopes_supported: list[str] | None = None
     challenge_scope: str | None = None
+    authorization_servers: list[str] | None = None
     required: set[str] = field(default_factory=set)
     always_forbid: bool = False
     revoked: set[str] = field(default_factory=set)
@@ -208,7 +214,8 @@ class World:
         if resource is None:
             root = self.prm_path == "/.well-known/oauth-protected-resource"
             resource = self.origin if root else self.server
-        doc: dict[str, Any] = {"resource": resource, "authorization_servers": [self.auth.issuer]}
+        servers = self.authorization_servers or [self.auth.issuer]
+        doc: dict[str, Any] = {"resource": resource, "authorization_servers": servers}
         if self.scopes_supported is not None:
             doc["scopes_supported"] = self.scopes_supported
         return doc

@@ -358,10 +358,20 @@ class OAuthFlow:
                 f"protected resource metadata names {prm.resource!r}, not {self.server_url!r}"
             )
         issuer = check_endpoint_url(
-            prm.authorization_servers[0], "authorization server", allow_http=allow_http
+            self._pick_issuer(prm.authorization_servers),
+            "authorization server",
+            allow_http=allow_http,
         )
         server = yield from self._server_metadata(issuer)
         return _Discovery(prm, server)
+
+    def _pick_issuer(self, servers: tuple[str, ...]) -> str:
+        """The issuer of the tokens in hand when still listed, else a server already
+        registered with, else the first one (RFC 9728 §7.6 leaves the choice to us)."""
+        tokens = self.tokens
+        if tokens is not None and tokens.issuer in servers:
+            return tokens.issuer
+        return next((s for s in servers if s in self.state.registrations), servers[0])
 
     def _server_metadata(self, issuer: str) -> Generator[Event, Reply, AuthorizationServerMetadata]:
         for url in as_metadata_urls(issuer):
@@ -620,6 +630,8 @@ class OAuthFlow:
         previous_refresh: str | None = None,
     ) -> None:
         expires_in = data.get("expires_in")
+        if isinstance(expires_in, str) and expires_in.isdigit():
+            expires_in = int(expires_in)  # some servers send the number as a string
         expires_at = None
         if isinstance(expires_in, int | float) and not isinstance(expires_in, bool):
             expires_at = self._clock() + float(expires_in)

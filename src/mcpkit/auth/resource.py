@@ -30,7 +30,13 @@ from mcpkit.auth.metadata import (
     format_challenge,
     prm_path,
 )
-from mcpkit.auth.verifiers import MAX_TOKEN_LENGTH, Principal, TokenVerifier
+from mcpkit.auth.verifiers import (
+    MAX_TOKEN_LENGTH,
+    JWKSCache,
+    JWTVerifier,
+    Principal,
+    TokenVerifier,
+)
 from mcpkit.protocol import codec
 
 __all__ = ["AuthResponse", "ProtectedResource", "ScopeRequirements", "protect"]
@@ -214,6 +220,26 @@ class ProtectedResource:
         self.metadata_paths = tuple(dict.fromkeys((prm_path(self.resource), PRM_WELL_KNOWN)))
         self.metadata_url = urlunsplit((parts.scheme, parts.netloc, self.metadata_paths[0], "", ""))
         self._metadata_body = codec.dumps(self.metadata.to_json())
+
+    @classmethod
+    def with_jwt(
+        cls,
+        resource: str,
+        issuer: str,
+        jwks_url: str,
+        *,
+        requirements: ScopeRequirements | None = None,
+        algorithms: Iterable[str] = ("RS256", "ES256", "PS256", "EdDSA"),
+        **options: Any,
+    ) -> ProtectedResource:
+        """The common case: one authorization server issuing JWTs for this resource,
+        whose audience is the canonical ``resource`` URI and whose keys are at
+        ``jwks_url``."""
+        canonical = canonical_resource(resource)
+        verifier = JWTVerifier(
+            issuer=issuer, audience=canonical, keys=JWKSCache(jwks_url), algorithms=algorithms
+        )
+        return cls(canonical, [issuer], verifier, requirements=requirements, **options)
 
     # -- metadata -------------------------------------------------------------
 
