@@ -409,3 +409,12 @@ def test_dumps_refuses_what_json_cannot_hold() -> None:
 def test_dumps_output_is_what_orjson_would_write() -> None:
     value = {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "5"}]}}
     assert codec.dumps(value) == orjson.dumps(value)
+
+
+def test_dumps_indented_is_readable_json_for_people() -> None:
+    value = {"a": [1, {"b": "é"}], "n": 2**70, "empty": {}}
+    text = codec.dumps_indented(value)
+    assert text == json.dumps(value, indent=2, ensure_ascii=False)
+    assert json.loads(text) == value
+    small = {"a": [1, {"b": "é\n"}], "empty": []}
+    assert codec.dumps_indented(small) == json.dumps(small, indent=2, ensure_ascii=False)

@@ -24,6 +24,8 @@ orjson gave up on because of its own depth limit, which is too deep (-32600).
 
 Encoding is compact single-line UTF-8 (orjson escapes control characters, so a newline in
 a string never reaches the wire raw) and never emits NaN or Infinity.
+:func:`dumps_indented` is the readable form for people, so that no other module needs a
+JSON library of its own.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ _LONG_DIGITS = re.compile(rb"[0-9]{19}")
 # orjson refuses to encode values nested deeper than this.
 _MAX_DUMP_DEPTH = 254
 
-__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "loads"]
+__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "dumps_indented", "loads"]
 
 
 def loads(data: bytes | bytearray | memoryview | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
@@ -63,11 +65,11 @@ def loads(data: bytes | bytearray | memoryview | str, max_depth: int = DEFAULT_M
         return value
     brackets = raw.count(b"[") + raw.count(b"{")
     if brackets <= max_depth:
-        if brackets <= _MAX_DUMP_DEPTH and orjson.dumps(value) == raw:
+        if brackets <= _MAX_DUMP_DEPTH and b'": ' not in raw and orjson.dumps(value) == raw:
             return value
-        keys, floats = _inspect(value, None)
+        keys, floats = _inspect(value)
     else:
-        keys, floats = _inspect(value, max_depth)
+        keys, floats = _inspect_within(value, max_depth)
     if floats and _LONG_DIGITS.search(raw):
         return _exact(raw)
     if keys and (raw.count(b'":') != keys or _SPACE_BEFORE_COLON.search(raw)):
@@ -86,35 +88,65 @@ def dumps(value: Any) -> bytes:
         ).encode()
 
 
+def dumps_indented(value: Any) -> str:
+    """Readable JSON for people (terminals, logs): two-space indent, UTF-8 text.
+
+    Never for the wire, where one message must be one line.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False, default=_default)
+
+
 def _default(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _inspect(value: Any, max_depth: int | None) -> tuple[int, bool]:
+def _inspect(value: Any) -> tuple[int, bool]:
     """Count the object keys of a decoded document and note whether it holds a float.
 
-    Walks one nesting level at a time (no recursion, no per-node tuples); with
-    ``max_depth`` set, a document nested deeper than that is refused.
+    Iterative (no recursion): the caller knows the document is shallow enough.
     """
+    keys = 0
+    floats = False
+    stack: list[Any] = [value]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node = pop()
+        if type(node) is dict:
+            keys += len(node)
+            node = node.values()
+        for child in node:
+            kind = type(child)
+            if kind is dict or kind is list:
+                push(child)
+            elif kind is float:
+                floats = True
+    return keys, floats
+
+
+def _inspect_within(value: Any, max_depth: int) -> tuple[int, bool]:
+    """Like :func:`_inspect`, one nesting level at a time, refusing more than ``max_depth``."""
     keys = 0
     floats = False
     depth = 0
     level: list[Any] = [value]
     while level:
         depth += 1
-        if max_depth is not None and depth > max_depth:
+        if depth > max_depth:
             raise InvalidRequest(f"Message nesting exceeds the limit of {max_depth} levels")
         below: list[Any] = []
+        push = below.append
         for node in level:
             if type(node) is dict:
                 keys += len(node)
-                children: Any = node.values()
-            else:
-                children = node
-            for child in children:
+                node = node.values()
+            for child in node:
                 kind = type(child)
                 if kind is dict or kind is list:
-                    below.append(child)
+                    push(child)
                 elif kind is float:
                     floats = True
         level = below
