@@ -261,12 +261,17 @@ class Direct:
 
 
 class _Peer:
-    """Frames from a server over a byte stream, validated as they arrive."""
+    """Frames from a server over a byte stream, validated as they arrive.
+
+    Every frame is kept in ``seen``; :meth:`next` hands out the first frame not handed
+    out before that matches, so looking for one frame never loses another.
+    """
 
     def __init__(self) -> None:
         self.spec = spec_schema()
-        self.frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.seen: list[dict[str, Any]] = []
+        self._claimed: set[int] = set()
+        self._arrived = asyncio.Event()
         self._methods: dict[Any, str] = {}
 
     def _receive(self, frame: Any) -> None:
@@ -278,7 +283,7 @@ class _Peer:
             assert method is not None, f"a response to nothing we sent: {frame}"
             self.spec.check_response(method, frame)
         self.seen.append(frame)
-        self.frames.put_nowait(frame)
+        self._arrived.set()
 
     async def send(self, message: dict[str, Any]) -> None:
         if "id" in message and "method" in message:
@@ -304,21 +309,22 @@ class _Peer:
     async def next(
         self, matches: Callable[[dict[str, Any]], bool] = lambda _: True, timeout: float = 5.0
     ) -> dict[str, Any]:
-        """The next frame that ``matches`` (others seen meanwhile stay in ``seen``)."""
+        """The first frame not handed out yet that ``matches``, waiting for it if needed."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
+            self._arrived.clear()
+            for index, frame in enumerate(self.seen):
+                if index not in self._claimed and matches(frame):
+                    self._claimed.add(index)
+                    return frame
             remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise AssertionError(f"no matching frame within {timeout}s; seen {self.seen}")
             try:
-                frame = await asyncio.wait_for(self.frames.get(), remaining)
+                await asyncio.wait_for(self._arrived.wait(), max(remaining, 0))
             except TimeoutError:
                 raise AssertionError(
                     f"no matching frame within {timeout}s; seen {self.seen}"
                 ) from None
-            if matches(frame):
-                return frame
 
     async def response(self, request_id: int | str, timeout: float = 5.0) -> dict[str, Any]:
         return await self.next(
@@ -332,16 +338,10 @@ class _Peer:
         return await self.response(request_id)
 
     async def quiet(self, seconds: float) -> list[dict[str, Any]]:
-        """Every frame that arrives within ``seconds``."""
-        got: list[dict[str, Any]] = []
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        while (remaining := deadline - loop.time()) > 0:
-            try:
-                got.append(await asyncio.wait_for(self.frames.get(), remaining))
-            except TimeoutError:
-                break
-        return got
+        """Every frame that arrives within the next ``seconds``."""
+        start = len(self.seen)
+        await asyncio.sleep(seconds)
+        return self.seen[start:]
 
 
 class MemoryPeer(_Peer):
