@@ -53,7 +53,13 @@ TOOLS = [
             "properties": {"n": {"type": "integer"}},
             "required": ["n"],
         },
-    }
+    },
+    {
+        "name": "remote",
+        "description": "Structured output whose schema points at the network.",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"$ref": "http://127.0.0.1:9/schema.json"},
+    },
 ]
 
 
@@ -349,6 +355,8 @@ class Peer:
             text("changed")
         elif name == "crash":
             os._exit(4)
+        elif name == "remote":
+            text("{}", structuredContent={})
         elif name == "structured":
             value = {"n": 1} if arguments.get("ok", True) else {"n": "one"}
             text(json.dumps(value), structuredContent=value)
