@@ -208,8 +208,13 @@ async def spawn(
     *argv: str | os.PathLike[str],
     env: Mapping[str, str] | None = None,
     python: bool = True,
+    limit: int = 1 << 24,
 ) -> AsyncIterator[Wire]:
-    """Start ``python argv...`` (or ``argv`` itself) with pipes; always kill it on exit."""
+    """Start ``python argv...`` (or ``argv`` itself) with pipes; always kill it on exit.
+
+    ``limit`` is the longest stdout line we accept; asyncio keeps reading stdout into
+    our buffer until it holds twice that, whether or not the test reads it.
+    """
     command = [sys.executable, *map(str, argv)] if python else [str(a) for a in argv]
     process = await asyncio.create_subprocess_exec(
         *command,
@@ -217,7 +222,7 @@ async def spawn(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=None if env is None else dict(env),
-        limit=1 << 24,
+        limit=limit,
     )
     wire = Wire(process)
     try:

@@ -139,27 +139,42 @@ class _ReadProtocol(asyncio.Protocol):
 
 
 class _WriteProtocol(asyncio.BaseProtocol):
-    def __init__(self) -> None:
+    """Tells the input to stop reading while the client is not reading our output."""
+
+    def __init__(self, flow: _Input) -> None:
         self.closed = asyncio.get_running_loop().create_future()
+        self._flow = flow
+
+    def pause_writing(self) -> None:
+        self._flow.pause()
+
+    def resume_writing(self) -> None:
+        self._flow.resume()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._flow.resume()
         if not self.closed.done():
             self.closed.set_result(None)
 
 
 class _Output:
-    """Writes lines to a descriptor: a non-blocking pipe transport, or plain writes."""
+    """Writes lines to a descriptor: a non-blocking pipe transport, or plain writes.
+
+    On a pipe, output that the client does not read piles up in the transport's buffer;
+    past its high-water mark the transport pauses ``flow`` (stdin), so a client that
+    keeps sending but stops reading stalls itself instead of growing our memory.
+    """
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self._transport: asyncio.WriteTransport | None = None
         self._protocol: _WriteProtocol | None = None
 
-    async def open(self) -> None:
+    async def open(self, flow: _Input) -> None:
         if _is_stream(self.fd):
             loop = asyncio.get_running_loop()
             pipe = os.fdopen(self.fd, "wb", buffering=0, closefd=False)
-            transport, protocol = await loop.connect_write_pipe(_WriteProtocol, pipe)
+            transport, protocol = await loop.connect_write_pipe(lambda: _WriteProtocol(flow), pipe)
             self._transport, self._protocol = transport, protocol
 
     def write(self, data: bytes) -> None:
@@ -182,31 +197,61 @@ class _Output:
                 await asyncio.wait_for(self._protocol.closed, timeout)
 
 
-async def _open_input(
-    fd: int, on_data: Callable[[bytes], None], on_eof: Callable[[], None]
-) -> Callable[[], None]:
-    """Start delivering stdin; returns a function that stops it."""
-    loop = asyncio.get_running_loop()
-    if _is_stream(fd):
-        pipe = os.fdopen(fd, "rb", buffering=0, closefd=False)
-        transport, _ = await loop.connect_read_pipe(lambda: _ReadProtocol(on_data, on_eof), pipe)
-        return transport.close
+class _Input:
+    """Delivers stdin: a pipe transport for pipes and sockets, a thread for anything else.
 
-    stop = threading.Event()
+    It can be paused (while the client is not reading our output) and resumed.
+    """
 
-    def pump() -> None:
-        while not stop.is_set():
-            try:
-                chunk = os.read(fd, _READ_SIZE)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                loop.call_soon_threadsafe(on_eof)
-                return
-            loop.call_soon_threadsafe(on_data, chunk)
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._transport: asyncio.ReadTransport | None = None
+        self._running = threading.Event()
+        self._running.set()
+        self._stopped = threading.Event()
 
-    threading.Thread(target=pump, name="mcpkit-stdin", daemon=True).start()
-    return stop.set
+    async def open(self, on_data: Callable[[bytes], None], on_eof: Callable[[], None]) -> None:
+        loop = asyncio.get_running_loop()
+        if _is_stream(self.fd):
+            pipe = os.fdopen(self.fd, "rb", buffering=0, closefd=False)
+            transport, _ = await loop.connect_read_pipe(
+                lambda: _ReadProtocol(on_data, on_eof), pipe
+            )
+            self._transport = transport
+            if not self._running.is_set():
+                transport.pause_reading()
+            return
+
+        def pump() -> None:
+            while self._running.wait() and not self._stopped.is_set():
+                try:
+                    chunk = os.read(self.fd, _READ_SIZE)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    loop.call_soon_threadsafe(on_eof)
+                    return
+                loop.call_soon_threadsafe(on_data, chunk)
+
+        threading.Thread(target=pump, name="mcpkit-stdin", daemon=True).start()
+
+    def pause(self) -> None:
+        if self._running.is_set():
+            self._running.clear()
+            if self._transport is not None and self._transport.is_reading():
+                self._transport.pause_reading()
+
+    def resume(self) -> None:
+        if not self._running.is_set():
+            self._running.set()
+            if self._transport is not None and not self._transport.is_closing():
+                self._transport.resume_reading()
+
+    def close(self) -> None:
+        self._stopped.set()
+        self._running.set()
+        if self._transport is not None:
+            self._transport.close()
 
 
 _wire_fd: int | None = None
@@ -271,8 +316,9 @@ async def _serve(
     shutdown_grace: float,
 ) -> None:
     output = _Output(out_fd)
+    stdin = _Input(stdin_fd)
     eof = asyncio.Event()
-    await output.open()
+    await output.open(stdin)
     connection = StreamServerConnection(app, output.write, max_line=max_line, max_depth=max_depth)
 
     def on_eof() -> None:
@@ -281,12 +327,12 @@ async def _serve(
             eof.set()
 
     try:
-        stop_input = await _open_input(stdin_fd, connection.feed, on_eof)
+        await stdin.open(connection.feed, on_eof)
         try:
             await eof.wait()
             await connection.wait_idle(shutdown_grace)
         finally:
-            stop_input()
+            stdin.close()
     finally:
         await connection.aclose()
         await output.aclose()
