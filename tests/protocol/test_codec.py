@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit.errors import INVALID_REQUEST, PARSE_ERROR, InvalidRequest, ParseError, ProtocolError
@@ -95,6 +95,11 @@ def test_invalid_utf8_is_a_parse_error_never_replaced(text: bytes) -> None:
 def test_lone_surrogate_escapes_are_parse_errors(text: bytes) -> None:
     with pytest.raises(ParseError):
         codec.loads(text)
+
+
+def test_text_holding_a_lone_surrogate_character_is_a_parse_error() -> None:
+    with pytest.raises(ParseError):
+        codec.loads('{"a":"\ud800"}')
 
 
 def test_a_surrogate_pair_escape_is_one_character() -> None:
@@ -291,6 +296,7 @@ def _has_duplicates(text: str) -> bool:
     return found
 
 
+@settings(deadline=None, max_examples=300)
 @given(_DOCUMENTS, _WS, _WS)
 def test_the_duplicate_key_check_agrees_exactly_with_a_pairs_hook_reference(
     document: str, before: str, after: str
@@ -318,11 +324,13 @@ _JSON_VALUES = st.recursive(
 )
 
 
+@settings(deadline=None)
 @given(_JSON_VALUES)
 def test_any_value_round_trips_through_dumps_and_loads(value: Any) -> None:
     assert codec.loads(codec.dumps(value)) == value
 
 
+@settings(deadline=None)
 @given(_JSON_VALUES)
 def test_indented_text_from_other_writers_decodes_to_the_same_value(value: Any) -> None:
     text = json.dumps(value, indent=1, ensure_ascii=True)

@@ -7,7 +7,7 @@ import tracemalloc
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit.errors import INVALID_REQUEST, PARSE_ERROR, InvalidRequest, ParseError, ProtocolError
@@ -179,6 +179,7 @@ def _cut(data: bytes, cuts: list[int]) -> list[bytes]:
     return pieces
 
 
+@settings(deadline=None)
 @given(_MESSAGES, st.lists(st.integers(min_value=0), max_size=30), st.booleans(), st.booleans())
 def test_any_chunking_of_a_stream_yields_exactly_the_messages_sent(
     messages: list[dict[str, Any]], cuts: list[int], crlf: bool, final_newline: bool
@@ -195,6 +196,7 @@ def test_any_chunking_of_a_stream_yields_exactly_the_messages_sent(
     assert frames == messages
 
 
+@settings(deadline=None)
 @given(st.lists(st.binary(max_size=64), max_size=20))
 def test_arbitrary_bytes_never_raise_out_of_feed(chunks: list[bytes]) -> None:
     reader = LineReader(max_line=48, max_depth=4)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit import errors
@@ -217,6 +217,7 @@ def test_unknown_top_level_members_are_ignored() -> None:
     assert message.method == "ping"
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_either_parse_or_raise_a_protocol_error(data: bytes) -> None:
     outcome: object

@@ -53,7 +53,7 @@ __all__ = ["DEFAULT_MAX_DEPTH", "dumps", "dumps_indented", "loads"]
 
 def loads(data: bytes | bytearray | memoryview | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     """Decode one JSON document, enforcing the nesting limit, unique keys and exact integers."""
-    raw = data if type(data) is bytes else data.encode() if isinstance(data, str) else bytes(data)
+    raw = data if type(data) is bytes else _as_bytes(data)
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -75,6 +75,15 @@ def loads(data: bytes | bytearray | memoryview | str, max_depth: int = DEFAULT_M
     if keys and (raw.count(b'":') != keys or _SPACE_BEFORE_COLON.search(raw)):
         _exact(raw)
     return value
+
+
+def _as_bytes(data: bytes | bytearray | memoryview | str) -> bytes:
+    if not isinstance(data, str):
+        return bytes(data)
+    try:
+        return data.encode()
+    except UnicodeEncodeError:
+        raise ParseError("Parse error: text holds a lone surrogate") from None
 
 
 def dumps(value: Any) -> bytes:
