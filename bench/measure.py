@@ -133,21 +133,25 @@ def _profile(args: argparse.Namespace, specs: list[ServerSpec], bench_env: Path)
     results = Path(__file__).with_name("results")
     results.mkdir(exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    output = results / f"profile-{subject.name}-{stamp}.txt"
     seconds = max(args.seconds, 5.0)
-    print(f"bench: profiling {subject.name} under sequential load for {seconds:.0f} s", flush=True)
-    summary = profile_sequential(
-        subject, Dialect(args.era, discover=subject.discover), py_spy, seconds, output
-    )
-    print(
-        f"\n{summary['samples']} busy samples; {summary['calls_per_second']:,.0f} calls/s under "
-        f"the profiler; server CPU {summary['server_cpu_per_call_us']:.1f} us/call"
-    )
-    for kind in ("self", "total"):
-        print(f"\ntop functions by {kind} time (% of busy samples)")
-        for name, share in summary[kind]:
-            print(f"  {share:5.1f}%  {name}")
-    print(f"\nraw stacks: {output}")
+    dialect = Dialect(args.era, discover=subject.discover)
+    for view in ("busy", "gil"):
+        output = results / f"profile-{subject.name}-{stamp}-{view}.txt"
+        print(
+            f"\nbench: profiling {subject.name} under sequential load for {seconds:.0f} s "
+            f"({view} samples)",
+            flush=True,
+        )
+        summary = profile_sequential(subject, dialect, py_spy, seconds, output, gil=view == "gil")
+        print(
+            f"{summary['samples']} {view} samples; {summary['calls_per_second']:,.0f} calls/s "
+            f"under the profiler; server CPU {summary['server_cpu_per_call_us']:.1f} us/call"
+        )
+        for kind in ("self", "total"):
+            print(f"top functions by {kind} time (% of {view} samples)")
+            for name, share in summary[kind]:
+                print(f"  {share:5.1f}%  {name}")
+        print(f"raw stacks: {output}", flush=True)
     return 0
 
 
