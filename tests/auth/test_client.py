@@ -144,3 +144,30 @@ async def test_a_resource_that_names_someone_else_is_never_authorized(stack: Sta
 def test_the_adapter_refuses_sync_clients(stack: Stack) -> None:
     with httpx.Client(auth=oauth(stack)) as client, pytest.raises(RuntimeError, match="Async"):
         client.post(stack.mcp_url, json={})
+
+
+async def test_oversized_discovery_responses_are_refused(stack: Stack) -> None:
+    auth = OAuth(
+        stack.mcp_url,
+        ClientConfig(redirect_uri=REDIRECT),
+        redirect_handler=HeadlessRedirectHandler(),
+        max_response_bytes=64,
+    )
+    async with httpx.AsyncClient(auth=auth) as client:
+        with pytest.raises(OAuthFlowError, match="larger than 64 bytes"):
+            await call(client, stack.mcp_url, "tools/list")
+
+
+async def test_an_unreachable_authorization_server_is_a_clear_error() -> None:
+    app = Deferred()
+    with RunningServer(app) as running:
+        url = running.base + "/mcp"
+        verifier = JWTVerifier(issuer="http://127.0.0.1:9", audience=url, jwks_url="http://x")
+        resource = ProtectedResource(url, ["http://127.0.0.1:9"], verifier)
+        app.target = protect(mcp_like_app(resource), resource)
+        auth = OAuth(
+            url, ClientConfig(redirect_uri=REDIRECT), redirect_handler=HeadlessRedirectHandler()
+        )
+        async with httpx.AsyncClient(auth=auth) as client:
+            with pytest.raises(OAuthFlowError, match=r"127\.0\.0\.1:9.*failed: ConnectError"):
+                await client.post(url, json={})

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from auth.world import AuthServer, IssMode, World, basic_credentials, query
+from auth.world import AuthServer, IssMode, World, basic_credentials, json_response, query
 from mcpkit.auth.errors import AuthorizationDenied, OAuthFlowError
 from mcpkit.auth.flow import (
     AuthorizationResponse,
@@ -639,3 +639,65 @@ def test_a_numeric_string_expires_in_is_understood() -> None:
     world.drive(flow)
     assert flow.tokens is not None
     assert flow.tokens.expires_at == 160.0
+
+
+# ------------------------------------------------------------------ broken servers
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (
+            json_response(400, {"error": "invalid_redirect_uri"}),
+            r"HTTP 400 \(invalid_redirect_uri\)",
+        ),
+        (json_response(201, {"client_secret": "x"}), "no client_id"),
+        (HTTPResponse(201, (), b"<html>"), "not valid JSON"),
+    ],
+)
+def test_a_failed_registration_is_a_clear_error(reply: HTTPResponse, message: str) -> None:
+    world = World()
+    world.auth.registration_override = reply
+    with pytest.raises(OAuthFlowError, match=message):
+        world.drive(flow_for(world))
+    assert "AUTHORIZE" not in world.trace()
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (
+            json_response(400, {"error": "invalid_grant", "error_description": "used"}),
+            "invalid_grant",
+        ),
+        (json_response(500, {}), "HTTP 500"),
+        (HTTPResponse(502), "HTTP 502"),
+        (json_response(200, {"token_type": "Bearer"}), "no access_token"),
+        (json_response(200, {"access_token": "t", "token_type": "DPoP"}), "not a Bearer token"),
+        (json_response(200, {"access_token": "t"}), "not a Bearer token"),
+    ],
+)
+def test_a_failed_token_request_is_a_clear_error(reply: HTTPResponse, message: str) -> None:
+    world = World()
+    world.auth.token_override = reply
+    with pytest.raises(OAuthFlowError, match=message):
+        world.drive(flow_for(world))
+    assert world.trace()[-1] == f"POST {AS}/token"
+
+
+def test_an_authorization_response_without_a_code_is_refused() -> None:
+    world = World()
+    world.auth.drop_code = True
+    with pytest.raises(OAuthFlowError, match="no code"):
+        world.drive(flow_for(world))
+    assert world.auth.token_requests == []
+
+
+def test_a_403_with_a_scope_but_no_error_code_is_still_a_step_up() -> None:
+    """Older servers (and the 2025 conformance mock) challenge without ``error``."""
+    flow = OAuthFlow(SERVER, ClientConfig(redirect_uri=REDIRECT))
+    gen = flow.run()
+    next(gen)
+    event = gen.send(HTTPResponse(403, (("www-authenticate", 'Bearer scope="mcp:write"'),)))
+    assert isinstance(event, HTTPRequest)
+    assert event.url.endswith("/.well-known/oauth-protected-resource/mcp")

@@ -65,6 +65,9 @@ class AuthServer:
     error: str | None = None
     forged_state: str | None = None
     expires_in: Any = 3600
+    registration_override: HTTPResponse | None = None
+    token_override: HTTPResponse | None = None
+    drop_code: bool = False
     # recorded
     registrations: list[dict[str, Any]] = field(default_factory=list)
     authorizations: list[dict[str, str]] = field(default_factory=list)
@@ -113,6 +116,8 @@ class AuthServer:
             assert request.header("content-type") == "application/json"
             body = json.loads(request.body)
             self.registrations.append(body)
+            if self.registration_override is not None:
+                return self.registration_override
             reply: dict[str, Any] = {"client_id": self.client_id, **body}
             if self.client_secret is not None:
                 reply["client_secret"] = self.client_secret
@@ -135,7 +140,7 @@ class AuthServer:
         if self.error is not None:
             answer["error"] = self.error
             answer["error_description"] = "the user said no"
-        else:
+        elif not self.drop_code:
             answer["code"] = "test-auth-code"
         if self.iss_mode == "correct":
             answer["iss"] = self.issuer
@@ -150,6 +155,8 @@ class AuthServer:
         form = query("?" + request.body.decode())
         auth = request.header("authorization")
         self.token_requests.append((form, auth))
+        if self.token_override is not None:
+            return self.token_override
         if form["grant_type"] == "authorization_code":
             assert form["code"] == "test-auth-code"
             assert s256_challenge(form["code_verifier"]) == self.challenge
