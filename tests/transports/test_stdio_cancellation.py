@@ -8,11 +8,13 @@ their fate on stderr, so the test sees the CancelledError itself, not only the s
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
-from transports.wire import TOOL_SERVER, call, notification, spawn, text_of
+from transports.wire import TOOL_SERVER, Wire, call, notification, spawn, text_of
 
 
 def cancel(request_id: Any, reason: str | None = "test") -> dict[str, Any]:
@@ -72,6 +74,19 @@ async def test_a_cancellation_naming_a_string_id_spares_the_equal_integer_id() -
         assert text_of(reply) == "slow"
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def server() -> AsyncIterator[Wire]:
+    """A server shared by the table below; at the end stdout must hold nothing unread."""
+    async with spawn(TOOL_SERVER) as wire:
+        await wire.probe()
+        yield wire
+        await wire.close_stdin()
+        assert await wire.read_to_eof() == []
+        assert await wire.wait_exit() == 0
+        assert "Traceback" not in wire.stderr
+
+
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize(
     "message",
     [
@@ -86,18 +101,18 @@ async def test_a_cancellation_naming_a_string_id_spares_the_equal_integer_id() -
     ],
     ids=["unknown", "unknown-int", "null", "bool", "float", "object", "no-id", "no-params"],
 )
-async def test_unknown_and_malformed_cancellations_are_ignored(message: dict[str, Any]) -> None:
-    async with spawn(TOOL_SERVER) as wire:
-        # Request 1 is in flight: neither it nor anything else may be disturbed.
-        await wire.send(call(1, "wait_for_cancel", {"tag": "one"}))
-        await wire.wait_stderr("started one")
-        await wire.send(message)
-        await wire.probe()
-        await wire.send(cancel(1))
-        await wire.wait_stderr("cancelled one")
-        await wire.close_stdin()
-        assert await wire.read_to_eof() == []
-        assert "Traceback" not in wire.stderr
+async def test_unknown_and_malformed_cancellations_are_ignored(
+    server: Wire, message: dict[str, Any]
+) -> None:
+    # A request is in flight: neither it nor anything else may be disturbed.
+    tag = f"bystander-{server.stderr.count('started bystander')}"
+    await server.send(call(tag, "wait_for_cancel", {"tag": tag}))
+    await server.wait_stderr(f"started {tag}")
+    await server.send(message)
+    await server.probe()
+    assert f"cancelled {tag}" not in server.stderr
+    await server.send(cancel(tag))
+    await server.wait_stderr(f"cancelled {tag}")
 
 
 async def test_cancelling_a_finished_request_is_ignored() -> None:

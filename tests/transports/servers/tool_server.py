@@ -115,10 +115,19 @@ def environ() -> dict[str, str]:
 
 
 @server.tool
-def kinds(a: Any = None, b: Any = None, c: Any = None, d: Any = None) -> dict[str, str]:
-    """The JSON kind of each argument, to show how a caller encoded it."""
-    names = {str: "string", int: "integer", float: "number", bool: "boolean"}
-    found: dict[str, Any] = {"a": a, "b": b, "c": c, "d": d}
+def kinds(
+    a: Any = None,
+    b: Any = None,
+    c: Any = None,
+    d: Any = None,
+    e: Any = None,
+    f: Any = None,
+    g: Any = None,
+    h: Any = None,
+) -> dict[str, str]:
+    """The JSON kind of each argument given, to show how a caller encoded it."""
+    names = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array"}
+    found: dict[str, Any] = {"a": a, "b": b, "c": c, "d": d, "e": e, "f": f, "g": g, "h": h}
     return {
         key: names.get(type(value), type(value).__name__)
         for key, value in found.items()
