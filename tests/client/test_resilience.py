@@ -75,7 +75,8 @@ async def test_restarts_back_off_and_stop_at_the_cap() -> None:
     started = time.monotonic()
     last: Exception | None = None
     async with client:
-        for _ in range(100):
+        deadline = started + 30
+        while time.monotonic() < deadline:
             try:
                 await client.list_tools(use_cache=False)
             except ConnectionClosed as exc:

@@ -35,15 +35,16 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
-
-import httpx
 
 from mcpkit.errors import ConnectionClosed, ProtocolError, RequestId, TransportError
 from mcpkit.protocol import codec
 from mcpkit.protocol.framing import DEFAULT_MAX_LINE
 from mcpkit.types.methods import CLIENT_REQUESTS
+
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger("mcpkit.transport")
 
@@ -67,6 +68,15 @@ SENTINEL_SUFFIX = "?="
 DEFAULT_RETRY_MS = 1000
 MAX_RESUMPTIONS = 5
 _ERROR_BODY_LIMIT = 64 * 1024
+
+
+def load_httpx() -> Any:
+    """httpx, imported on first use: the core install works without the ``http`` extra."""
+    try:
+        import httpx
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ImportError("the HTTP transports need httpx: pip install 'mcpkit[http]'") from exc
+    return httpx
 
 
 class HttpStatusError(TransportError):
@@ -270,8 +280,9 @@ class HttpClientTransport:
         self.headers = dict(headers or {})
         self.auth = auth
         self._own_http = http is None
-        self.http = http or httpx.AsyncClient(
-            timeout=httpx.Timeout(connect_timeout, read=None, write=connect_timeout)
+        client_lib = load_httpx()
+        self.http = http or client_lib.AsyncClient(
+            timeout=client_lib.Timeout(connect_timeout, read=None, write=connect_timeout)
         )
         self.connect_retries = connect_retries
         self.retry_backoff = retry_backoff
@@ -328,7 +339,7 @@ class HttpClientTransport:
                 await task
         self._requests.clear()
         if self.era == "legacy" and self.session_id is not None:
-            with contextlib.suppress(httpx.HTTPError):
+            with contextlib.suppress(load_httpx().HTTPError):
                 request = self.http.build_request(
                     "DELETE", self.url, headers=self._base_headers(None)
                 )
@@ -401,19 +412,20 @@ class HttpClientTransport:
 
     async def _send_with_retries(self, request: httpx.Request) -> httpx.Response:
         """Send, retrying connection failures (nothing reached the server) with backoff."""
+        lib = load_httpx()
         delay = self.retry_backoff
         attempt = 0
         while True:
             try:
                 return await self.http.send(request, stream=True, auth=self._auth())
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            except (lib.ConnectError, lib.ConnectTimeout) as exc:
                 attempt += 1
                 if attempt > self.connect_retries:
                     raise ConnectionClosed(f"cannot connect to {self.url}: {exc}") from exc
                 logger.info("connection to %s failed (%s); retrying in %.2fs", self.url, exc, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
-            except httpx.HTTPError as exc:
+            except lib.HTTPError as exc:
                 raise ConnectionClosed(f"HTTP request to {self.url} failed: {exc}") from exc
 
     # -- one request ----------------------------------------------------------------------
@@ -548,7 +560,7 @@ class HttpClientTransport:
                         message = decode_event(event)
                         if message is not None:
                             self._deliver(message)
-            except httpx.HTTPError as exc:
+            except load_httpx().HTTPError as exc:
                 logger.info("the GET stream broke: %s", exc)
             finally:
                 await response.aclose()

@@ -13,10 +13,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
-
-import httpx
 
 from mcpkit.errors import ConnectionClosed, RequestId, TransportError
 from mcpkit.protocol import codec
@@ -25,8 +23,12 @@ from mcpkit.transports.http_client import (
     HttpStatusError,
     SseParser,
     decode_event,
+    load_httpx,
     same_origin,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger("mcpkit.transport")
 
@@ -54,7 +56,8 @@ class SseClientTransport:
         self.headers = dict(headers or {})
         self.auth = auth
         self._own_http = http is None
-        self.http = http or httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None))
+        lib = load_httpx()
+        self.http = http or lib.AsyncClient(timeout=lib.Timeout(10.0, read=None))
         self.endpoint_timeout = endpoint_timeout
         self.max_message = max_message
         self.endpoint: str | None = None
@@ -81,7 +84,7 @@ class SseClientTransport:
         )
         try:
             response = await self.http.send(request, stream=True, auth=self.auth)
-        except httpx.HTTPError as exc:
+        except load_httpx().HTTPError as exc:
             raise ConnectionClosed(f"cannot open the SSE stream at {self.url}: {exc}") from exc
         content_type = response.headers.get("content-type", "").split(";")[0].strip()
         if response.status_code != 200 or content_type != "text/event-stream":
@@ -96,7 +99,7 @@ class SseClientTransport:
             self.endpoint = await asyncio.wait_for(
                 self._wait_endpoint(chunks, parser, receiver), self.endpoint_timeout
             )
-        except (TimeoutError, TransportError, httpx.HTTPError) as exc:
+        except (TimeoutError, TransportError, load_httpx().HTTPError) as exc:
             await response.aclose()
             raise TransportError(f"{self.url} sent no usable endpoint event: {exc}") from exc
         self._reader = asyncio.get_running_loop().create_task(
@@ -127,7 +130,7 @@ class SseClientTransport:
                     message = decode_event(event)
                     if message is not None:
                         receiver(message)
-        except (httpx.HTTPError, TransportError) as exc:
+        except (load_httpx().HTTPError, TransportError) as exc:
             logger.info("the SSE stream broke: %s", exc)
         finally:
             if not self._closed:
@@ -146,7 +149,7 @@ class SseClientTransport:
                 "POST", self.endpoint, content=codec.dumps(message), headers=all_headers
             )
             response = await self.http.send(request, auth=self.auth)
-        except httpx.HTTPError as exc:
+        except load_httpx().HTTPError as exc:
             raise ConnectionClosed(f"POST to {self.endpoint} failed: {exc}") from exc
         if response.status_code >= 400:
             raise HttpStatusError(response.status_code, response.text[:1000])
