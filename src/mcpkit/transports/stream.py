@@ -155,20 +155,33 @@ class StreamServerConnection:
             if not channel.live:
                 logger.debug("request %r was cancelled; its answer is not sent", request.id)
             elif response is not None:
-                self.write_message(response)
+                self._respond(request.id, response)
         finally:
             if channel.live:
                 del self._inflight[request.id]
+
+    def _respond(self, request_id: RequestId, response: dict[str, Any]) -> None:
+        """Write the response; one that cannot be encoded becomes -32603, never silence."""
+        try:
+            data = codec.dumps(response)
+        except (TypeError, ValueError):
+            logger.exception("the response to request %r cannot be encoded", request_id)
+            data = codec.dumps(error_response(request_id, InternalError()))
+        self._write(data + b"\n")
 
     def _notification(self, notification: Notification) -> None:
         if notification.method == "notifications/cancelled":
             self._cancel(notification.params or {})
             return
-        task = asyncio.get_running_loop().create_task(
-            self.app.handle_notification(notification, self.channel)
-        )
+        task = asyncio.get_running_loop().create_task(self._notify(notification))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _notify(self, notification: Notification) -> None:
+        try:
+            await self.app.handle_notification(notification, self.channel)
+        except Exception:
+            logger.exception("error handling notification %s", notification.method)
 
     def _cancel(self, params: dict[str, Any]) -> None:
         """Cancel an in-flight request; unknown or finished ids are ignored (spec)."""
