@@ -10,6 +10,7 @@ one authorization shared by concurrent requests.
 from __future__ import annotations
 
 import asyncio
+import logging
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -171,3 +172,26 @@ async def test_an_unreachable_authorization_server_is_a_clear_error() -> None:
         async with httpx.AsyncClient(auth=auth) as client:
             with pytest.raises(OAuthFlowError, match=r"127\.0\.0\.1:9.*failed: ConnectError"):
                 await client.post(url, json={})
+
+
+async def test_no_secret_reaches_the_logs(stack: Stack, caplog: pytest.LogCaptureFixture) -> None:
+    auth = oauth(stack)
+    with caplog.at_level(logging.DEBUG):
+        async with httpx.AsyncClient(auth=auth) as client:
+            assert (
+                await call(client, stack.mcp_url, "tools/call", name="write")
+            ).status_code == 200
+            tokens = auth.flow.tokens
+            assert tokens is not None
+            tokens.access_token += "x"  # rejected: 401 -> refresh
+            assert (await call(client, stack.mcp_url, "tools/list")).status_code == 200
+    tokens = auth.flow.tokens
+    assert tokens is not None
+    assert tokens.refresh_token is not None
+    registration = auth.flow.state.registrations[stack.issuer]
+    assert registration.client_secret is not None
+    secrets = [tokens.access_token, tokens.refresh_token, registration.client_secret]
+    secrets += list(stack.auth_server.refresh)
+    assert caplog.records  # httpx and mcpkit did log
+    for secret in secrets:
+        assert secret not in caplog.text
