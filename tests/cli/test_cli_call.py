@@ -8,14 +8,16 @@ cannot start or a protocol error, always with a one-line reason and never a trac
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
-from transports.wire import EXAMPLES, MCPKIT, SERVER_INFO, TOOL_SERVER
+from transports.wire import EXAMPLES, MCPKIT, SERVER_INFO, TOOL_SERVER, spawn
 
 CALCULATOR = [sys.executable, str(EXAMPLES / "calculator_server.py")]
 PROBE = [sys.executable, str(TOOL_SERVER)]
@@ -144,3 +146,15 @@ def test_a_server_that_exits_at_once_exits_2() -> None:
     assert done.stdout == ""
     assert "mcpkit call:" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+async def test_an_interrupted_call_shuts_the_server_down_and_exits_130() -> None:
+    command = ["call", "wait_for_cancel", "tag=ctrl-c", "--", *PROBE]
+    async with spawn(MCPKIT, *command, python=False) as cli:
+        await cli.wait_stderr("started ctrl-c")
+        [server] = psutil.Process(cli.pid).children()
+        cli.process.send_signal(signal.SIGINT)
+        assert await cli.wait_exit(timeout=5) == 130
+        assert "interrupted" in cli.stderr
+        assert "Traceback" not in cli.stderr
+        assert not server.is_running() or server.status() == psutil.STATUS_ZOMBIE

@@ -5,7 +5,7 @@
     strict JSON where they parse (``n=3`` is a number, ``flag=true`` a boolean,
     ``name=bob`` and ``x=NaN`` strings, ``'s="3"'`` the string ``3``). Exit status 1
     when the tool reports an error; 2 for bad usage, a server that cannot be started or
-    a protocol error.
+    a protocol error; 130 when interrupted (the server is shut down first).
 
 ``mcpkit run <file.py[:object]>``
     Serve the ``Server`` defined in a Python file over stdio. stdout is reserved for
@@ -140,6 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         try:
             return asyncio.run(_call(args.tool, arguments, command, args.json))
+        except KeyboardInterrupt:
+            # asyncio.run cancelled the call, so the server was already shut down.
+            print("mcpkit call: interrupted", file=sys.stderr)
+            return 130
         except ProtocolError as exc:
             print(f"mcpkit call: error {exc.effective_code}: {exc.message}", file=sys.stderr)
             return 2
