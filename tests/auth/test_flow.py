@@ -701,3 +701,36 @@ def test_a_403_with_a_scope_but_no_error_code_is_still_a_step_up() -> None:
     event = gen.send(HTTPResponse(403, (("www-authenticate", 'Bearer scope="mcp:write"'),)))
     assert isinstance(event, HTTPRequest)
     assert event.url.endswith("/.well-known/oauth-protected-resource/mcp")
+
+
+def test_a_short_lived_token_is_still_sent() -> None:
+    world = World()
+    world.auth.expires_in = 10
+    flow = flow_for(world)
+    assert world.drive(flow).status == 200
+    assert world.trace().count("AUTHORIZE") == 1
+    assert world.trace()[-1] == "MCP+token"
+
+
+def test_a_registration_for_another_redirect_uri_is_replaced() -> None:
+    world = World()
+    first = flow_for(world)
+    world.drive(first)
+    moved = OAuthFlow(SERVER, ClientConfig(redirect_uri="http://127.0.0.1:4999/cb"), first.state)
+    moved.state.tokens.clear()
+    world.drive(moved)
+    assert len(world.auth.registrations) == 2
+    assert world.auth.registrations[1]["redirect_uris"] == ["http://127.0.0.1:4999/cb"]
+    assert world.auth.authorizations[1]["redirect_uri"] == "http://127.0.0.1:4999/cb"
+
+
+def test_a_stored_registration_is_reused_while_it_fits() -> None:
+    world = World()
+    first = flow_for(world)
+    world.drive(first)
+    again = flow_for(world)
+    again.state = first.state
+    again.state.tokens.clear()
+    world.drive(again)
+    assert len(world.auth.registrations) == 1
+    assert len(world.auth.authorizations) == 2

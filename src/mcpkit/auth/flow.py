@@ -258,9 +258,13 @@ class OAuthFlow:
         return self.state.tokens.get(self.server_url)
 
     def authorization(self) -> str | None:
-        """The ``Authorization`` value to send now, or None without a usable token."""
+        """The ``Authorization`` value to send now, or None without an unexpired token.
+
+        (A token close to expiry is still sent; :meth:`run` refreshes it first when it
+        can, so a server that issues very short-lived tokens still gets them.)
+        """
         tokens = self.tokens
-        if tokens is None or tokens.expired(self._clock()):
+        if tokens is None or tokens.expired(self._clock(), skew=0.0):
             return None
         return f"Bearer {tokens.access_token}"
 
@@ -431,7 +435,7 @@ class OAuthFlow:
         """The client identity at ``server``, registering when needed (spec
         ``client-registration.mdx``: pre-registration, CIMD, then DCR)."""
         stored = self.state.registrations.get(server.issuer)
-        if stored is not None:
+        if stored is not None and self._reusable(stored):
             return stored
         config = self.config
         if config.client_id is not None:
@@ -456,9 +460,23 @@ class OAuthFlow:
         self.state.registrations[server.issuer] = registration
         return registration
 
+    def _reusable(self, stored: ClientRegistration) -> bool:
+        """Does a stored identity still fit the configuration (same pre-registered id,
+        same CIMD URL, a DCR registration that includes the current redirect URI)?"""
+        config = self.config
+        if stored.source == "preregistered":
+            return stored.client_id == config.client_id
+        if stored.source == "cimd":
+            return stored.client_id == config.client_metadata_url
+        return config.redirect_uri in stored.redirect_uris
+
     def _preregistered(self, server: AuthorizationServerMetadata) -> ClientRegistration:
         config = self.config
-        bound = [r.issuer for r in self.state.registrations.values() if r.source == "preregistered"]
+        bound = [
+            r.issuer
+            for r in self.state.registrations.values()
+            if r.source == "preregistered" and r.client_id == config.client_id
+        ]
         pinned = config.client_issuer or (bound[0] if bound else None)
         if pinned is not None and pinned != server.issuer:
             raise OAuthFlowError(
