@@ -14,6 +14,7 @@ import base64
 import hashlib
 import hmac
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -433,3 +434,15 @@ async def test_a_token_with_no_scopes_is_refused_on_a_server_that_needs_one(
     denied = resource.authorize(principal, "tools/list")
     assert denied is not None
     assert denied.status == 403
+
+
+async def test_the_principal_identity_is_stable_across_tokens(signer: Signer) -> None:
+    keys = StaticKeys({"keys": [signer.jwk]})
+    verifier = JWTVerifier(issuer=ISSUER, audience=RESOURCE, keys=keys)
+    first = await verifier.verify(signer.mint(drop=("sub",), exp=int(time.time()) + 100))
+    second = await verifier.verify(signer.mint(drop=("sub",), exp=int(time.time()) + 900))
+    assert first.subject is None
+    assert str(first) == str(second) == first.identity
+    assert first == second
+    other = await verifier.verify(signer.mint(client_id="someone-else"))
+    assert other.identity != first.identity

@@ -78,6 +78,11 @@ class Principal:
     def identity(self) -> str:
         return "\x1f".join((self.issuer or "", self.subject or "", self.client_id or ""))
 
+    def __str__(self) -> str:
+        """The identity, so code that binds state to ``str(principal)`` stays stable
+        across refreshed tokens of the same caller."""
+        return self.identity
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Principal):
             return NotImplemented
