@@ -17,7 +17,7 @@ import sys
 from typing import Annotated, Any
 
 from mcpkit import Context, Server, ToolError, content
-from mcpkit.server.headers import Header
+from mcpkit.server import Header
 
 TEST_IMAGE_BASE64 = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg"

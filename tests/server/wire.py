@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import os
 import sys
+import types
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +67,7 @@ __all__ = [
     "Reply",
     "SpecSchema",
     "StdioPeer",
+    "load_example",
     "memory_peer",
     "meta",
     "spec_schema",
@@ -147,6 +150,20 @@ class SpecSchema:
         self.check("JSONRPCNotification", message)
         self.check(_NOTIFICATIONS[message["method"]], message)
         assert not str(message["method"]).startswith(("sampling/", "elicitation/", "roots/"))
+
+
+def load_example(name: str) -> types.ModuleType:
+    """Import ``examples/<name>.py`` as a module (the examples are not a package)."""
+    loaded = sys.modules.get(f"examples_{name}")
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(f"examples_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 _spec: SpecSchema | None = None

@@ -20,7 +20,7 @@ of one resource the same way.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal, TypeVar, overload
 
@@ -248,6 +248,28 @@ class Server:
 
     def remove_tool(self, name: str) -> None:
         self.tools.remove(name)
+
+    def param_headers(
+        self, tool: str, arguments: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], frozenset[str]]:
+        """The ``Mcp-Param-*`` headers a ``tools/call`` of ``tool`` must carry.
+
+        Returns header name -> the argument value it mirrors (present, non-null ones
+        only) and every header name the tool declares, so an HTTP transport can check
+        the headers against the body (``basic/transports/streamable-http.mdx`` §Server
+        Behavior for Custom Headers). An unknown tool declares none.
+        """
+        found = self.tools.get(tool)
+        if found is None or not found.header_params:
+            return {}, frozenset()
+        expected: dict[str, Any] = {}
+        for header, path in found.header_params.items():
+            value: Any = arguments
+            for key in path:
+                value = value.get(key) if isinstance(value, Mapping) else None
+            if value is not None:
+                expected[header] = value
+        return expected, found.header_names
 
     # -- resources --------------------------------------------------------------------
 

@@ -93,6 +93,7 @@ class Tool:
         "context_param",
         "description",
         "fn",
+        "header_names",
         "header_params",
         "icons",
         "input_schema",
@@ -139,6 +140,7 @@ class Tool:
         self.is_async = info.is_async
         self.context_param = info.context_param
         self.header_params = header_params(input_schema, name)
+        self.header_names = frozenset(self.header_params)
         self._binder: ArgumentBinder = info.binder
         self._validator: CompiledSchema = compile_schema(input_schema)
         self._output_validator: CompiledSchema | None = (
