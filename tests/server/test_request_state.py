@@ -171,3 +171,16 @@ def test_opening_takes_well_under_a_millisecond() -> None:
 def test_an_oversized_state_is_refused_before_any_work() -> None:
     with pytest.raises(InvalidParams, match=INVALID_STATE):
         open_(sealer(), "v1." + "A" * (2 << 20) + ".AAAA")
+
+
+def test_the_process_key_is_made_only_when_state_is_first_sealed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv("MCPKIT_STATE_KEY", raising=False)
+    monkeypatch.setattr(request_state, "_process_key", None)
+    with caplog.at_level(logging.WARNING, logger="mcpkit.server"):
+        lazy = RequestStateSealer(None, audience="srv")
+        assert caplog.text == ""
+        token = seal(lazy)
+        assert "MCPKIT_STATE_KEY is not set" in caplog.text
+    assert open_(RequestStateSealer(None, audience="srv"), token) == {"k": {"action": "accept"}}

@@ -42,7 +42,7 @@ from mcpkit.server.completion import Completer
 from mcpkit.server.dispatch import Dispatcher
 from mcpkit.server.prompts import Prompt
 from mcpkit.server.registry import Registry, Tool, ToolRegistry
-from mcpkit.server.request_state import DEFAULT_TTL, RequestStateSealer, resolve_state_key
+from mcpkit.server.request_state import DEFAULT_TTL, RequestStateSealer, configured_state_key
 from mcpkit.server.resources import Resource, ResourceTemplate
 from mcpkit.server.signature import inspect_function, output_schema_for
 from mcpkit.server.uri_template import UriTemplate
@@ -104,7 +104,7 @@ class Server:
         self.page_size = page_size
         self.bus: Bus = bus if bus is not None else InMemoryBus()
         self.state_sealer = RequestStateSealer(
-            resolve_state_key(state_key), audience=name, ttl=state_ttl
+            configured_state_key(state_key), audience=name, ttl=state_ttl
         )
         self.tools = ToolRegistry()
         self.resources: Registry[Resource] = Registry("resource")

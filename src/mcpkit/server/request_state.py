@@ -55,8 +55,10 @@ __all__ = [
     "INVALID_STATE",
     "STATE_KEY_ENV",
     "RequestStateSealer",
+    "configured_state_key",
     "params_digest",
     "principal_id",
+    "process_state_key",
     "resolve_state_key",
 ]
 
@@ -64,18 +66,23 @@ _process_key: bytes | None = None
 _process_key_lock = threading.Lock()
 
 
-def resolve_state_key(explicit: bytes | str | None = None) -> bytes:
-    """The sealing key: the argument, else ``MCPKIT_STATE_KEY``, else a per-process key."""
-    global _process_key
+def configured_state_key(explicit: bytes | str | None = None) -> bytes | None:
+    """The configured key (argument, else ``MCPKIT_STATE_KEY``), checked; None if unset."""
     source = explicit if explicit is not None else os.environ.get(STATE_KEY_ENV)
-    if source:
-        key = source.encode() if isinstance(source, str) else bytes(source)
-        if len(key) < MIN_KEY_BYTES:
-            raise ValueError(
-                f"the requestState key must be at least {MIN_KEY_BYTES} bytes "
-                f"(set {STATE_KEY_ENV} to a long random string)"
-            )
-        return key
+    if not source:
+        return None
+    key = source.encode() if isinstance(source, str) else bytes(source)
+    if len(key) < MIN_KEY_BYTES:
+        raise ValueError(
+            f"the requestState key must be at least {MIN_KEY_BYTES} bytes "
+            f"(set {STATE_KEY_ENV} to a long random string)"
+        )
+    return key
+
+
+def process_state_key() -> bytes:
+    """The random per-process key, made (with a warning) the first time it is needed."""
+    global _process_key
     with _process_key_lock:
         if _process_key is None:
             _process_key = secrets.token_bytes(32)
@@ -85,6 +92,11 @@ def resolve_state_key(explicit: bytes | str | None = None) -> bytes:
                 STATE_KEY_ENV,
             )
         return _process_key
+
+
+def resolve_state_key(explicit: bytes | str | None = None) -> bytes:
+    """The sealing key: the argument, else ``MCPKIT_STATE_KEY``, else a per-process key."""
+    return configured_state_key(explicit) or process_state_key()
 
 
 def principal_id(principal: Any) -> str:
@@ -132,10 +144,19 @@ _URLSAFE = str.maketrans("-_", "+/")
 
 
 class RequestStateSealer:
-    """Seals and opens ``requestState`` for one server."""
+    """Seals and opens ``requestState`` for one server.
+
+    Without a ``key`` the per-process key is used, made the first time state is sealed
+    or opened (so a server that never asks for input never warns about it).
+    """
 
     def __init__(
-        self, key: bytes, *, audience: str, ttl: float = DEFAULT_TTL, max_size: int = 1 << 20
+        self,
+        key: bytes | None,
+        *,
+        audience: str,
+        ttl: float = DEFAULT_TTL,
+        max_size: int = 1 << 20,
     ) -> None:
         if ttl <= 0:
             raise ValueError("the requestState TTL must be positive")
@@ -167,7 +188,10 @@ class RequestStateSealer:
             raise InvalidParams(INVALID_STATE) from None
 
     def _mac(self, body: str) -> bytes:
-        return hmac.new(self._key, body.encode("ascii"), hashlib.sha256).digest()
+        key = self._key
+        if key is None:
+            key = self._key = process_state_key()
+        return hmac.new(key, body.encode("ascii"), hashlib.sha256).digest()
 
     def _open(self, token: Any, method: str, digest: str, principal: str) -> dict[str, Any]:
         if type(token) is not str:
