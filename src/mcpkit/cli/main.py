@@ -7,10 +7,11 @@
     when the tool reports an error; 2 for bad usage, a server that cannot be started or
     a protocol error; 130 when interrupted (the server is shut down first).
 
-``mcpkit run <file.py[:object]>``
-    Serve the ``Server`` defined in a Python file over stdio. stdout is reserved for
-    protocol messages before the file is imported, so a ``print()`` at import time
-    lands on stderr too. Exit status 2 when the file or the server cannot be found.
+``mcpkit run <file.py[:object]> [--http [--host 127.0.0.1] [--port 8000] [--path /mcp]]``
+    Serve the ``Server`` defined in a Python file over stdio (default) or Streamable HTTP
+    with uvicorn. For stdio, stdout is reserved for protocol messages before the file is
+    imported, so a ``print()`` at import time lands on stderr too. Exit status 2 when
+    the file or the server cannot be found.
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mcpkit.client.client import Client
 from mcpkit.errors import MCPError, ProtocolError
 from mcpkit.protocol import codec
 from mcpkit.transports.stdio import protected_stdout, run_stdio
@@ -60,16 +59,18 @@ def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 async def _call(tool: str, arguments: dict[str, Any], command: list[str], as_json: bool) -> int:
+    from mcpkit.client.client import Client
+
     async with Client.stdio(command, stderr=lambda line: print(line, file=sys.stderr)) as client:
         result = await client.call_tool(tool, arguments)
     if as_json:
-        print(json.dumps(result.raw, indent=2, ensure_ascii=False))
+        print(codec.dumps_indented(result.raw))
     else:
         if result.text:
             print(result.text)
         for block in result.content:
             if block.get("type") != "text":
-                print(json.dumps(block, ensure_ascii=False))
+                print(codec.dumps(block).decode())
     return 1 if result.is_error else 0
 
 
@@ -98,6 +99,25 @@ def load_server(target: str) -> Any:
     return servers[0]
 
 
+def _run_http(target: str, host: str, port: int, path: str) -> int:
+    try:
+        server = load_server(target)
+    except UsageError as exc:
+        print(f"mcpkit run: {exc}", file=sys.stderr)
+        return 2
+    try:
+        from mcpkit.transports.http import run_http
+    except ImportError as exc:
+        print(
+            f"mcpkit run: --http needs the http extra (pip install 'mcpkit[http]'): {exc}",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"mcpkit: serving {target} at http://{host}:{port}{path}", file=sys.stderr)
+    run_http(server, host=host, port=port, path=path)
+    return 0
+
+
 def _run(target: str) -> int:
     with protected_stdout() as wire:
         try:
@@ -120,8 +140,14 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("tool")
     call.add_argument("assignments", nargs="*", metavar="key=value")
     call.add_argument("--json", action="store_true", help="print the raw result as JSON")
-    run = commands.add_parser("run", help="serve a Server defined in a Python file over stdio")
+    run = commands.add_parser(
+        "run", help="serve a Server defined in a Python file over stdio or Streamable HTTP"
+    )
     run.add_argument("target", metavar="FILE[:NAME]")
+    run.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    run.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    run.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    run.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
     return parser
 
 
@@ -151,6 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mcpkit call: {exc}", file=sys.stderr)
             return 2
     if args.command == "run":
+        if args.http:
+            return _run_http(args.target, args.host, args.port, args.path)
         return _run(args.target)
     return 2
 
