@@ -161,7 +161,10 @@ class Context:
         integers, booleans or enums (spec ``client/elicitation.mdx`` §Requested Schema).
         Never ask for passwords, tokens or other secrets this way. An accepted answer is
         checked against ``schema``; a client that declared no ``elicitation`` capability
-        gets -32021.
+        gets -32021. On a 2026-07-28 request a missing answer ends this run of the
+        handler (the server replies ``input_required``) and the retry runs the handler
+        again from the top, so code before this call must be safe to repeat. ``key``
+        names the question in ``inputRequests`` (default: derived from its content).
         """
         if not isinstance(message, str):
             raise TypeError("the elicitation message must be a string")

@@ -235,7 +235,7 @@ class Registry(Generic[T]):
         return self._items.get(key)
 
     def wires(self) -> list[dict[str, Any]]:
-        """The wire form of every item, in order."""
+        """The wire form of every item, in order (a shared cached list: do not mutate)."""
         wires = self._wires
         if wires is None:
             wires = self._wires = [item.wire for item in list(self._items.values())]
