@@ -492,3 +492,27 @@ async def test_an_elicitation_schema_must_be_flat(schema: dict[str, Any]) -> Non
 
     reply = await Direct(server).tool("bad_form", {})
     assert reply.complete["isError"] is True
+
+
+async def test_questions_asked_from_a_task_group_are_collected_too() -> None:
+    server = Server("s", state_key=KEY)
+
+    @server.tool
+    async def grouped(ctx: Context) -> str:
+        async with asyncio.TaskGroup() as group:
+            name = group.create_task(ctx.elicit("Name?", NAME_SCHEMA, key="user_name"))
+            roots = group.create_task(ctx.list_roots(key="client_roots"))
+        return f"{(name.result().content or {}).get('name')} {len(roots.result())}"
+
+    direct = Direct(server)
+    first = await direct.tool("grouped", {})
+    assert sorted(input_requests(first)) == ["client_roots", "user_name"]
+    done = await direct.tool(
+        "grouped",
+        {},
+        extra={
+            "inputResponses": {"user_name": ACCEPT_ALICE, "client_roots": ROOTS},
+            "requestState": first.result["requestState"],
+        },
+    )
+    assert done.text == "Alice 1"
