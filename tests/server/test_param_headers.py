@@ -11,7 +11,7 @@ from mcpkit import Server
 from mcpkit.server import Header
 from mcpkit.transports.http import create_app
 
-from .wire import load_example, meta
+from .wire import Direct, load_example, meta
 
 
 def routed() -> Server:
@@ -82,3 +82,12 @@ async def test_the_everything_server_checks_its_header_against_the_body_over_htt
     missing = await post(app, call({"region": "us-west1"}), {})
     assert missing.status_code == 400
     assert missing.json()["error"]["code"] == -32020
+
+
+async def test_an_integer_header_parameter_is_kept_in_the_safe_integer_range() -> None:
+    server = routed()
+    schema = server.tools.get("execute").input_schema["properties"]["retries"]
+    assert (schema["minimum"], schema["maximum"]) == (-(2**53 - 1), 2**53 - 1)
+    reply = await Direct(server).tool("execute", {"region": "eu", "retries": 2**53})
+    assert reply.complete["isError"] is True
+    assert "retries" in reply.complete["content"][0]["text"]

@@ -8,12 +8,14 @@ Annotate a parameter with :class:`Header` to mark it::
     def execute_sql(region: Annotated[str, Header("Region")], query: str) -> str: ...
 
 which puts ``"x-mcp-header": "Region"`` in that property's schema, so a client sends
-``Mcp-Param-Region: <value>`` and intermediaries can route on it. A schema given
-explicitly may carry the annotation itself. Either way, :func:`header_params` checks
-every annotation when the tool is registered and refuses the tool with a clear error when
-one breaks the rules: the name must be a non-empty HTTP token, unique case-insensitively
-within the schema, on a property of type string, integer or boolean (optionally also
-null), and reachable from the root through ``properties`` only.
+``Mcp-Param-Region: <value>`` and intermediaries can route on it (an ``int`` parameter
+also gets the IEEE 754 safe-integer bounds, so every client can mirror it exactly). A
+schema given explicitly may carry the annotation itself; its bounds are the author's.
+Either way, :func:`header_params` checks every annotation when the tool is registered and
+refuses the tool with a clear error when one breaks the rules: the name must be a
+non-empty HTTP token, unique case-insensitively within the schema, on a property of type
+string, integer or boolean (optionally also null), and reachable from the root through
+``properties`` only.
 """
 
 from __future__ import annotations

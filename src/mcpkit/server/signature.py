@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 _NONE_TYPE = type(None)
+SAFE_INTEGER = 2**53 - 1
 _ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
 _SECTION = re.compile(r"^\s*[A-Z][A-Za-z ]*:\s*$")
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -277,6 +278,12 @@ def schema_for(annotation: Any) -> JSONSchema:
         schema = {**schema, "description": description}
     if header is not None:
         schema = {**schema, ANNOTATION: header.name}
+        kinds = schema.get("type")
+        if (kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds)) and not (
+            "minimum" in schema or "maximum" in schema
+        ):
+            # Header values must be exact in every client (spec: the IEEE 754 safe range).
+            schema = {**schema, "minimum": -SAFE_INTEGER, "maximum": SAFE_INTEGER}
     return schema
 
 
