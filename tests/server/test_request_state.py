@@ -136,6 +136,7 @@ def test_params_digest_ignores_meta_responses_state_and_key_order() -> None:
         ("alice", "alice"),
         ({"sub": "u-1"}, "u-1"),
         (type("P", (), {"subject": "s-9"})(), "s-9"),
+        (type("Q", (), {"identity": "iss\x1fs-9\x1fapp", "subject": "s-9"})(), "iss\x1fs-9\x1fapp"),
     ],
 )
 def test_the_principal_identity_is_stable(principal: Any, identity: str) -> None:
@@ -184,3 +185,13 @@ def test_the_process_key_is_made_only_when_state_is_first_sealed(
         token = seal(lazy)
         assert "MCPKIT_STATE_KEY is not set" in caplog.text
     assert open_(RequestStateSealer(None, audience="srv"), token) == {"k": {"action": "accept"}}
+
+
+def test_an_auth_principal_binds_state_to_issuer_subject_and_client() -> None:
+    from mcpkit.auth.verifiers import Principal
+
+    first = Principal("user-1", frozenset({"read"}), client_id="app", issuer="https://a")
+    same_caller = Principal("user-1", frozenset({"write"}), client_id="app", issuer="https://a")
+    other_issuer = Principal("user-1", frozenset({"read"}), client_id="app", issuer="https://b")
+    assert principal_id(first) == principal_id(same_caller)
+    assert principal_id(first) != principal_id(other_issuer)

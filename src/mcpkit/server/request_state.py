@@ -100,12 +100,16 @@ def resolve_state_key(explicit: bytes | str | None = None) -> bytes:
 
 
 def principal_id(principal: Any) -> str:
-    """A stable identity for the caller: ``principal.subject``/``sub``, else ``str()``."""
+    """A stable identity for the caller.
+
+    ``principal.identity`` (an auth :class:`~mcpkit.auth.verifiers.Principal`: issuer,
+    subject and client together), else ``subject``/``sub``, else ``str(principal)``.
+    """
     if principal is None:
         return ""
     if isinstance(principal, str):
         return principal
-    for name in ("subject", "sub"):
+    for name in ("identity", "subject", "sub"):
         value = getattr(principal, name, None)
         if isinstance(value, str):
             return value
