@@ -30,14 +30,14 @@ class RunningServer:
 
         import uvicorn
 
-        self.config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=0,
-            log_level="warning",
-            lifespan="on",
-            **config,
-        )
+        settings: dict[str, Any] = {
+            "host": "127.0.0.1",
+            "port": 0,
+            "log_level": "warning",
+            "lifespan": "on",
+        }
+        settings.update(config)
+        self.config = uvicorn.Config(app, **settings)
         self.server = uvicorn.Server(self.config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -69,6 +69,7 @@ __all__ = [
     "DEFAULT_MAX_BODY",
     "HostPolicy",
     "ParamHeaders",
+    "ResourceGuard",
     "StreamableHTTPApp",
     "create_app",
     "decode_header_value",
@@ -94,6 +95,23 @@ class ParamHeaders(Protocol):
     def param_headers(
         self, tool: str, arguments: Mapping[str, Any]
     ) -> tuple[dict[str, Any], frozenset[str]]: ...
+
+
+class ResourceGuard(Protocol):
+    """The OAuth resource-server side the endpoint consults (``mcpkit.auth.ProtectedResource``).
+
+    Spec ``basic/authorization/index.mdx``: the Protected Resource Metadata documents
+    are served, every request must carry a valid bearer token (401 with
+    ``WWW-Authenticate`` otherwise), and an operation needing scopes the token lacks
+    gets 403 ``insufficient_scope``. The verified principal reaches handlers as
+    ``ctx.principal`` and is bound into sealed ``requestState``.
+    """
+
+    def metadata_response(self, method: str, path: str) -> Any: ...
+
+    async def authenticate(self, headers: Iterable[tuple[bytes, bytes]]) -> Any: ...
+
+    def authorize(self, principal: Any, method: str, params: Mapping[str, Any] | None) -> Any: ...
 
 
 # -- Host and Origin ------------------------------------------------------------------
@@ -325,8 +343,15 @@ class StreamableHTTPApp:
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         keepalive_interval: float = DEFAULT_KEEPALIVE,
         max_depth: int = codec.DEFAULT_MAX_DEPTH,
+        auth: ResourceGuard | None = None,
     ) -> None:
         self.app = app
+        self.auth = auth
+        self._refusal: type[Any] = type(None)
+        if auth is not None:
+            from mcpkit.auth.resource import AuthResponse
+
+            self._refusal = AuthResponse
         self.path = "/" + path.strip("/") if path.strip("/") else ""
         self.hosts = hosts or HostPolicy()
         self.max_body = max_body
@@ -383,35 +408,53 @@ class StreamableHTTPApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _Headers(scope["headers"])
+        auth = self.auth
+        principal: Any = None
         try:
             self._check_host(headers)
+            if auth is not None:
+                document = auth.metadata_response(scope["method"], scope.get("path", ""))
+                if document is not None:
+                    await document.send(send)
+                    return
             if self._relative_path(scope) != self.path:
                 raise _Reject(404)
             method = scope["method"]
             if method != "POST":
                 await _respond(send, 405, b"", [(b"allow", b"POST")])
                 return
+            if auth is not None:
+                outcome = await auth.authenticate(scope["headers"])
+                if isinstance(outcome, self._refusal):
+                    await outcome.send(send)
+                    return
+                principal = outcome
             self._check_content_negotiation(headers)
             body = await self._read_body(headers, receive)
             message = self._parse(body)
         except _Reject as reject:
             await self._reject(send, reject)
             return
+        if auth is not None:
+            denied = auth.authorize(principal, message.method, message.params)
+            if denied is not None:
+                await denied.send(send)
+                return
         if isinstance(message, Notification):
-            await self.app.handle_notification(message, _HttpChannel(send))
+            await self.app.handle_notification(message, _HttpChannel(send, principal))
             await _respond(send, 202, b"")
             return
         if message.method == "initialize" and not has_modern_meta(message.params):
             # A legacy handshake: the dispatcher answers it (or names the versions it
             # speaks when it is modern-only, spec basic/versioning.mdx).
-            await self._serve(message, receive, send)
+            await self._serve(message, receive, send, principal)
             return
         try:
             self._validate(message, headers)
         except _Reject as reject:
             await self._reject(send, reject)
             return
-        await self._serve(message, receive, send)
+        await self._serve(message, receive, send, principal)
 
     # -- checks -------------------------------------------------------------------------
 
@@ -551,8 +594,8 @@ class StreamableHTTPApp:
 
     # -- serving ------------------------------------------------------------------------
 
-    async def _serve(self, request: Request, receive: Receive, send: Send) -> None:
-        channel = _HttpChannel(send)
+    async def _serve(self, request: Request, receive: Receive, send: Send, principal: Any) -> None:
+        channel = _HttpChannel(send, principal)
         long_lived = request.method == "subscriptions/listen"
         handler = asyncio.create_task(self.app.handle_request(request, channel))
         watcher = asyncio.create_task(_disconnected(receive))
