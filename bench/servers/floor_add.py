@@ -74,7 +74,7 @@ class Floor:
     def initialize(self, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         requested = params.get("protocolVersion")
         self.legacy_version = requested if requested in LEGACY else LEGACY[0]
-        result = {
+        result: dict[str, Any] = {
             "protocolVersion": self.legacy_version,
             "capabilities": {"tools": {}},
             "serverInfo": SERVER_INFO,
@@ -85,7 +85,8 @@ class Floor:
         if params.get("name") != "add":
             return _error(request_id, -32602, f"Unknown tool: {params.get('name')}")
         arguments = params.get("arguments") or {}
-        a, b = arguments.get("a"), arguments.get("b")
+        a: Any = arguments.get("a")
+        b: Any = arguments.get("b")
         if type(a) not in (int, float) or type(b) not in (int, float):
             result: dict[str, Any] = {
                 "content": [{"type": "text", "text": "a and b must be numbers"}],
