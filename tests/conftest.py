@@ -38,7 +38,10 @@ class RunningServer:
         }
         settings.update(config)
         self.config = uvicorn.Config(app, **settings)
-        self.server = uvicorn.Server(self.config)
+        from mcpkit.transports.http import StreamableHTTPApp, uvicorn_server
+
+        endpoints = [app] if isinstance(app, StreamableHTTPApp) else []
+        self.server = uvicorn_server(self.config, *endpoints)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> RunningServer:

@@ -12,7 +12,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -560,3 +560,55 @@ def test_whitespace_around_a_header_value_is_not_part_of_it(http: RunningServer)
         while chunk := sock.recv(65536):
             reply += chunk
     assert reply.startswith(b"HTTP/1.1 200"), reply[:200]
+
+
+async def read_events(lines: AsyncIterator[str], count: int) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    async for line in lines:
+        if line.startswith("data: "):
+            found.append(json.loads(line[6:]))
+            if len(found) == count:
+                break
+    return found
+
+
+async def test_a_listen_stream_gets_its_ack_changes_and_a_graceful_end_on_shutdown() -> None:
+    server = build_server()
+    app = create_app(server, keepalive_interval=0.2)
+    with RunningServer(app) as running:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 41,
+            "method": "subscriptions/listen",
+            "params": {"notifications": {"toolsListChanged": True}, "_meta": META},
+        }
+        async with (
+            httpx.AsyncClient(timeout=10) as client,
+            client.stream(
+                "POST",
+                f"{running.base}/mcp",
+                content=json.dumps(body),
+                headers=headers("subscriptions/listen"),
+            ) as stream,
+        ):
+            assert stream.headers["content-type"] == "text/event-stream"
+            assert stream.headers["x-accel-buffering"] == "no"
+            lines = stream.aiter_lines()
+            (ack,) = await read_events(lines, 1)
+            assert ack["method"] == "notifications/subscriptions/acknowledged"
+            assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 41
+            assert ack["params"]["notifications"] == {"toolsListChanged": True}
+
+            @server.tool
+            async def late() -> str:
+                """Added while a client listens."""
+                return "late"
+
+            (changed,) = await read_events(lines, 1)
+            assert changed["method"] == "notifications/tools/list_changed"
+            assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 41
+            running.server.should_exit = True
+            (final,) = await read_events(lines, 1)
+            assert final["id"] == 41
+            assert final["result"]["resultType"] == "complete"
+            assert final["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 41

@@ -74,6 +74,7 @@ __all__ = [
     "create_app",
     "decode_header_value",
     "run_http",
+    "uvicorn_server",
 ]
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
@@ -391,13 +392,21 @@ class StreamableHTTPApp:
         finally:
             await self.shutdown()
 
-    async def shutdown(self) -> None:
-        """End long-lived streams: their handlers see cancellation and finish."""
+    async def shutdown(self, grace: float = 2.0) -> None:
+        """End long-lived streams: first gracefully (each ``subscriptions/listen`` gets
+        its completion result, spec ``basic/patterns/subscriptions.mdx`` §Graceful
+        Closure), then by cancellation for whatever is still open after ``grace``."""
         self._shutting_down = True
-        for task in list(self._streams):
-            task.cancel()
-        if self._streams:
-            await asyncio.wait(list(self._streams), timeout=5)
+        stop = getattr(self.app, "shutdown", None)
+        if callable(stop):
+            stop()
+        streams = list(self._streams)
+        if streams:
+            _, pending = await asyncio.wait(streams, timeout=grace)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=grace)
 
     def _relative_path(self, scope: Scope) -> str:
         path: str = scope.get("path", "")
@@ -717,4 +726,26 @@ def run_http(
         lifespan="on",
         timeout_graceful_shutdown=5,
     )
-    uvicorn.Server(config).run()
+    uvicorn_server(config, asgi).run()
+
+
+def uvicorn_server(config: Any, *endpoints: StreamableHTTPApp) -> Any:
+    """A ``uvicorn.Server`` that ends MCP streams gracefully when it shuts down.
+
+    uvicorn waits for open connections to close before it sends the lifespan shutdown
+    event, so a ``subscriptions/listen`` stream would hold shutdown until the graceful
+    timeout and then be cut without its completion result. This server first asks each
+    endpoint to end its streams (they send their results and close), then shuts down as
+    usual. Use it when running an app that mounts MCP endpoints with uvicorn yourself.
+    """
+    import uvicorn
+
+    base: type[Any] = uvicorn.Server
+
+    async def shutdown(self: Any, sockets: Any = None) -> None:
+        for endpoint in endpoints:
+            await endpoint.shutdown()
+        await base.shutdown(self, sockets)
+
+    server_class = type("MCPUvicornServer", (base,), {"shutdown": shutdown})
+    return server_class(config)

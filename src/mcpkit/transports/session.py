@@ -88,7 +88,8 @@ class Session:
         if self.closed:
             raise ConnectionClosed("the session is closed")
         request_id = f"s-{next(self._ids)}"
-        future: asyncio.Future[Response | ErrorResponse] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Response | ErrorResponse] = loop.create_future()
         self._pending[request_id] = future
         message = jsonrpc.request(request_id, method, params)
         try:

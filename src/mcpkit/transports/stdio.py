@@ -330,6 +330,11 @@ async def _serve(
         await stdin.open(connection.feed, on_eof)
         try:
             await eof.wait()
+            # The client is gone: end listen streams gracefully rather than letting
+            # them run out the grace period (one process serves one client).
+            stop = getattr(app, "shutdown", None)
+            if callable(stop):
+                stop()
             await connection.wait_idle(shutdown_grace)
         finally:
             stdin.close()
