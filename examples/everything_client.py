@@ -1,11 +1,15 @@
-"""The conformance "everything" client: one mcpkit Client that plays every non-auth client
-scenario of the official MCP conformance suite (``../shared/conformance.md`` §7).
+"""The conformance "everything" client: one mcpkit Client that plays every client scenario
+of the official MCP conformance suite (``../shared/conformance.md`` §7), OAuth included.
 
 Contract (§7.1): the server URL is the last argument; ``MCP_CONFORMANCE_SCENARIO`` names the
 scenario, ``MCP_CONFORMANCE_PROTOCOL_VERSION`` the wire version and
 ``MCP_CONFORMANCE_CONTEXT`` (JSON) carries scenario data. The client finds the server's era
 itself (``mode="auto"``): the 2025-11-25 mocks are detected as legacy, the 2026-07-28 ones as
-modern. Exit status 0 when the scenario's steps all worked, 1 otherwise.
+modern. Like any real client it always carries an :class:`mcpkit.auth.OAuth`, which stays
+out of the way until a server answers ``401``/``403``; then it discovers the authorization
+server, identifies the client (§7.3 step 5) and signs in headlessly. Exit status 0 when the
+scenario's steps all worked, 1 otherwise (for the auth scenarios that must be refused, 1 is
+the expected outcome).
 
     python examples/everything_client.py http://localhost:3000/mcp
 """
@@ -21,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcpkit import Client
+from mcpkit.auth import ClientConfig, HeadlessRedirectHandler, OAuth
 from mcpkit.client import accept
 
 logger = logging.getLogger("everything-client")
@@ -172,10 +177,31 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+CALLBACK = "http://localhost:3000/callback"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def oauth_for(url: str, context: Mapping[str, Any]) -> OAuth:
+    """The OAuth flow the auth scenarios expect (§7.3): the CIMD URL as client id where
+    supported, pre-registered credentials from the context, else DCR; the mock's
+    authorization endpoint redirects at once, so a headless fetch plays the user."""
+    client_id = context.get("client_id")
+    client_secret = context.get("client_secret")
+    config = ClientConfig(
+        redirect_uri=CALLBACK,
+        client_name="mcpkit-everything-client",
+        client_metadata_url=CLIENT_METADATA_URL,
+        client_id=client_id if isinstance(client_id, str) else None,
+        client_secret=client_secret if isinstance(client_secret, str) else None,
+    )
+    return OAuth(url, config, redirect_handler=HeadlessRedirectHandler())
+
+
 async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
     play = SCENARIOS.get(scenario, call_every_tool)
     client = Client.http(
         url,
+        auth=oauth_for(url, context),
         name="mcpkit-everything-client",
         elicitation=elicit,
         sampling=sample,
