@@ -56,6 +56,8 @@ class LocalAuthorizationServer:
     refresh: dict[str, dict[str, Any]] = field(default_factory=dict)
     hits: dict[str, int] = field(default_factory=dict)
     authorize_scopes: list[str] = field(default_factory=list)
+    deny: bool = False  # the user says no: authorize redirects back with access_denied
+    refresh_enabled: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def count(self, name: str) -> None:
@@ -122,6 +124,9 @@ class LocalAuthorizationServer:
         if q.get("code_challenge_method") != "S256" or "resource" not in q:
             return JSONResponse({"error": "invalid_request"}, status_code=400)
         self.authorize_scopes.append(q.get("scope", ""))
+        if self.deny:
+            refusal = {"error": "access_denied", "state": q["state"], "iss": self.issuer}
+            return RedirectResponse(f"{q['redirect_uri']}?{urlencode(refusal)}", status_code=302)
         code = secrets.token_urlsafe(16)
         self.codes[code] = {
             "client_id": q["client_id"],
@@ -177,7 +182,7 @@ class LocalAuthorizationServer:
             ):
                 return JSONResponse({"error": "invalid_grant"}, status_code=400)
             return JSONResponse(self._issue(client_id, grant["resource"], grant["scope"]))
-        if form.get("grant_type") == "refresh_token":
+        if form.get("grant_type") == "refresh_token" and self.refresh_enabled:
             grant = self.refresh.pop(form.get("refresh_token", ""), None)
             if grant is None or grant["client_id"] != client_id:
                 return JSONResponse({"error": "invalid_grant"}, status_code=400)

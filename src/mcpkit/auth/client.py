@@ -23,6 +23,8 @@ is loaded from the store on first use and saved after every change.
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import time
 from collections.abc import AsyncGenerator, Callable, Generator
 from typing import NoReturn
@@ -39,8 +41,8 @@ from mcpkit.auth.flow import (
     Reply,
     SendResource,
 )
-from mcpkit.auth.redirect import RedirectHandler
-from mcpkit.auth.tokens import MemoryTokenStore, TokenStore
+from mcpkit.auth.redirect import LoopbackRedirectHandler, RedirectHandler
+from mcpkit.auth.tokens import FileTokenStore, MemoryTokenStore, TokenStore
 
 __all__ = ["OAuth"]
 
@@ -71,6 +73,59 @@ class OAuth(httpx.Auth):
         self._lock = asyncio.Lock()
         self._loaded = False
         self._saved: dict[str, object] | None = None
+
+    @classmethod
+    def interactive(
+        cls,
+        server_url: str,
+        *,
+        store: TokenStore | str | os.PathLike[str] | None = None,
+        client_name: str = "mcpkit",
+        port: int | None = None,
+        client_metadata_url: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        open_browser: Callable[[str], bool] | None = None,
+        timeout: float = 300.0,
+    ) -> OAuth:
+        """OAuth for a person at this machine: the system browser for sign-in, a one-shot
+        loopback callback on ``http://127.0.0.1:<port>/callback`` (RFC 8252 §7.3; a free
+        port when ``port`` is None), and tokens kept in ``store`` -- a path means a
+        :class:`~mcpkit.auth.tokens.FileTokenStore` (mode 0600), None keeps them in memory
+        for this process only.
+
+        The client identifies itself with ``client_metadata_url`` where the authorization
+        server supports Client ID Metadata Documents, with ``client_id``/``client_secret``
+        when pre-registered, else by Dynamic Client Registration as ``client_name``.
+        ``open_browser`` replaces :func:`webbrowser.open` (return False to have the URL
+        logged for the user instead); ``timeout`` bounds the wait for the callback.
+        """
+        chosen = port if port is not None else _free_loopback_port()
+        config = ClientConfig(
+            redirect_uri=f"http://127.0.0.1:{chosen}/callback",
+            client_name=client_name,
+            client_metadata_url=client_metadata_url,
+            client_id=client_id,
+            client_secret=client_secret,
+        )
+        if isinstance(store, str | os.PathLike):
+            store = FileTokenStore(store)
+        handler = LoopbackRedirectHandler(open_browser=open_browser, timeout=timeout)
+        return cls(server_url, config, redirect_handler=handler, store=store)
+
+    @property
+    def authorizing(self) -> bool:
+        """True while a request is going through discovery, sign-in or a token request.
+
+        Callers that time requests out (``mcpkit.Client``) stop the clock meanwhile: a
+        person in a browser is not a server that stopped answering."""
+        return self._lock.locked()
+
+    async def wait_authorized(self) -> None:
+        """Return once no authorization is in progress (at once when none is)."""
+        if self._lock.locked():
+            async with self._lock:
+                pass
 
     def sync_auth_flow(
         self, request: httpx.Request
@@ -184,6 +239,14 @@ class _Session:
             await response.aclose()
         headers = tuple(response.headers.multi_items())
         return HTTPResponse(response.status_code, headers, b"".join(chunks))
+
+
+def _free_loopback_port() -> int:
+    """A port that is free on 127.0.0.1 right now, for a loopback redirect URI."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def _fail(event: HTTPRequest, reason: str) -> NoReturn:

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from mcpkit._version import __version__
 from mcpkit.client import probe
@@ -73,6 +73,7 @@ from mcpkit.protocol.jsonrpc import ErrorResponse, Notification, Request, Respon
 from mcpkit.protocol.meta import PROGRESS_TOKEN, SUBSCRIPTION_ID, build_request_meta
 from mcpkit.protocol.schema import CompiledSchema, SchemaError, compile_schema
 from mcpkit.transports.http_client import (
+    AuthorizationRequired,
     HttpClientTransport,
     HttpStatusError,
     RequestFailed,
@@ -171,6 +172,16 @@ class RestartPolicy:
 ProgressCallback = Callable[[float, float | None, str | None], Any]
 LogCallback = Callable[[dict[str, Any]], Any]
 NotificationCallback = Callable[[str, dict[str, Any]], Any]
+
+
+@runtime_checkable
+class _Authorizing(Protocol):
+    """An ``auth`` that can be busy signing in (:class:`mcpkit.auth.OAuth`)."""
+
+    @property
+    def authorizing(self) -> bool: ...
+
+    async def wait_authorized(self) -> None: ...
 
 
 @dataclass(slots=True)
@@ -292,10 +303,45 @@ class Client:
         *,
         headers: Mapping[str, str] | None = None,
         auth: Any = None,
+        oauth: bool = False,
+        token_store: Any = None,
         **options: Any,
     ) -> Client:
         """A client for a Streamable HTTP endpoint (falling back to HTTP+SSE for the oldest
-        servers). ``auth`` is any :class:`httpx.Auth`, applied to every HTTP request."""
+        servers).
+
+        ``auth`` is any :class:`httpx.Auth`, applied to every HTTP request; for a server
+        that needs OAuth (spec ``basic/authorization/``) give it an
+        :class:`mcpkit.auth.OAuth`, which answers the server's ``401``/``403`` challenges
+        by discovering its authorization server, signing in and retrying::
+
+            auth = OAuth(url, ClientConfig(redirect_uri=...), redirect_handler=..., store=...)
+            async with Client.http(url, auth=auth) as client: ...
+
+        ``oauth=True`` is the shortcut for a person at this machine:
+        :meth:`mcpkit.auth.OAuth.interactive` -- the system browser, a loopback callback,
+        the client ``name`` for registration, and tokens kept in ``token_store`` (a
+        :class:`~mcpkit.auth.TokenStore`, or a path for a 0600 file; default: memory)::
+
+            async with Client.http(url, oauth=True, token_store="~/.app/tokens.json") as c: ...
+
+        Time spent signing in does not count against request or probe timeouts. Errors of
+        the flow reach the caller as :class:`~mcpkit.auth.OAuthFlowError` (or its
+        :class:`~mcpkit.auth.AuthorizationDenied`); a server that wants credentials it did
+        not get raises :class:`~mcpkit.transports.http_client.AuthorizationRequired`.
+        """
+        if oauth:
+            if auth is not None:
+                raise ValueError("give either auth= or oauth=True, not both")
+            from mcpkit.auth.client import OAuth
+
+            if isinstance(token_store, str | os.PathLike):
+                token_store = os.path.expanduser(token_store)
+            auth = OAuth.interactive(
+                url, store=token_store, client_name=options.get("name", "mcpkit")
+            )
+        elif token_store is not None:
+            raise ValueError("token_store= only goes with oauth=True")
         return cls(HttpClientTransport(url, headers=headers, auth=auth), **options)
 
     # -- derived properties -------------------------------------------------------------
@@ -398,6 +444,8 @@ class Client:
                     await self._adopt(cached, None)
                     self._verdict_cached = cached.era == "modern"
                     return
+                except AuthorizationRequired:
+                    raise
                 except (ProtocolError, HttpStatusError) as exc:
                     logger.info("cached era verdict failed (%s); probing again", exc)
                     self.era_cache.forget(key)
@@ -471,7 +519,10 @@ class Client:
         )
 
     def _probe_failure_means_legacy(self, exc: TransportError) -> bool:
-        """A non-modern HTTP status, or a stdio process that died on the probe."""
+        """A non-modern HTTP status, or a stdio process that died on the probe. A server
+        that wants authorization says nothing about its era: that is the caller's error."""
+        if isinstance(exc, AuthorizationRequired):
+            return False
         if isinstance(exc, HttpStatusError):
             return True
         return bool(getattr(self.transport, "restartable", False)) and isinstance(
@@ -648,7 +699,7 @@ class Client:
         limit = self.timeout if timeout is None else timeout
         try:
             await self._transmit(jsonrpc.request(request_id, method, params), headers)
-            reply = await asyncio.wait_for(asyncio.shield(future), limit)
+            reply = await self._wait_reply(future, limit)
         except TimeoutError:
             if cancel:
                 await self._cancel_on_server(request_id, "timed out")
@@ -664,6 +715,28 @@ class Client:
         if isinstance(reply, ErrorResponse):
             raise reply.exception
         return reply.result
+
+    async def _wait_reply(
+        self, future: asyncio.Future[Response | ErrorResponse], limit: float
+    ) -> Response | ErrorResponse:
+        """The answer within ``limit`` seconds, not counting time spent signing in: when
+        the deadline passes while the transport's auth is authorizing (a person in a
+        browser), the request gets its full ``limit`` again once that is over."""
+        while True:
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), limit)
+            except TimeoutError:
+                auth = getattr(self.transport, "auth", None)
+                if not isinstance(auth, _Authorizing) or not auth.authorizing:
+                    raise
+            waiter: asyncio.Future[Any] = asyncio.ensure_future(auth.wait_authorized())
+            either: list[asyncio.Future[Any]] = [future, waiter]
+            try:
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+            if future.done():
+                return future.result()
 
     async def _cancel_on_server(self, request_id: RequestId, reason: str) -> None:
         """HTTP: close the request's stream; otherwise send ``notifications/cancelled``."""

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from mcpkit.errors import ConnectionClosed, ProtocolError, RequestId, TransportError
+from mcpkit.errors import ConnectionClosed, MCPError, ProtocolError, RequestId, TransportError
 from mcpkit.protocol import codec
 from mcpkit.protocol.framing import DEFAULT_MAX_LINE
 from mcpkit.types.methods import CLIENT_REQUESTS
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcpkit.transport")
 
 __all__ = [
+    "AuthorizationRequired",
     "HttpClientTransport",
     "HttpStatusError",
     "RequestFailed",
@@ -90,6 +91,37 @@ class HttpStatusError(TransportError):
 
 class SessionExpired(HttpStatusError):
     """A legacy session id was answered with 404: the session is gone, re-initialize."""
+
+
+class AuthorizationRequired(HttpStatusError):
+    """The server wants credentials it did not get: a ``401``, or a ``403`` carrying a
+    ``WWW-Authenticate`` challenge (spec ``basic/authorization/index.mdx`` §Error
+    Handling). ``challenge`` is that header, for the caller to act on.
+
+    With an OAuth ``auth`` the challenge is answered before this is ever raised; it means
+    no ``auth`` was given, or the one given (a fixed header, basic auth) was refused.
+    """
+
+    def __init__(self, status: int, body: str, challenge: str | None, has_auth: bool) -> None:
+        self.challenge = challenge
+        if has_auth:
+            message = f"the server refused the credentials (HTTP {status})"
+        else:
+            message = (
+                f"the server requires authorization (HTTP {status}); give the client "
+                "auth= (for instance mcpkit.auth.OAuth) or oauth=True"
+            )
+        super().__init__(status, body, message)
+
+
+def status_error(
+    status: int, body: str, headers: Mapping[str, str], has_auth: bool
+) -> HttpStatusError:
+    """The error for an HTTP error status without a JSON-RPC answer."""
+    challenge = headers.get("www-authenticate")
+    if status == 401 or (status == 403 and challenge is not None):
+        return AuthorizationRequired(status, body, challenge, has_auth)
+    return HttpStatusError(status, body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,7 +371,8 @@ class HttpClientTransport:
                 await task
         self._requests.clear()
         if self.era == "legacy" and self.session_id is not None:
-            with contextlib.suppress(load_httpx().HTTPError):
+            # Best effort: a session the server cannot be told about expires on its own.
+            with contextlib.suppress(load_httpx().HTTPError, MCPError):
                 request = self.http.build_request(
                     "DELETE", self.url, headers=self._base_headers(None)
                 )
@@ -369,7 +402,7 @@ class HttpClientTransport:
         try:
             if response.status_code >= 400:
                 body = await _read_limited(response, _ERROR_BODY_LIMIT)
-                raise HttpStatusError(response.status_code, body.decode("utf-8", "replace"))
+                raise self._status_error(response, body.decode("utf-8", "replace"))
         finally:
             await response.aclose()
 
@@ -385,6 +418,10 @@ class HttpClientTransport:
 
     def _auth(self) -> httpx.Auth | None:
         return self.auth
+
+    def _status_error(self, response: httpx.Response, body: str) -> HttpStatusError:
+        has_auth = self.auth is not None or any(k.lower() == "authorization" for k in self.headers)
+        return status_error(response.status_code, body, response.headers, has_auth)
 
     def _base_headers(self, message: dict[str, Any] | None) -> dict[str, str]:
         headers = {"Accept": ACCEPT_BOTH, **self.headers}
@@ -466,6 +503,9 @@ class HttpClientTransport:
         body = await _read_limited(response, _ERROR_BODY_LIMIT)
         text = body.decode("utf-8", "replace")
         status = response.status_code
+        error = self._status_error(response, text)
+        if isinstance(error, AuthorizationRequired):
+            raise error
         if self.era == "legacy" and status == 404 and self.session_id is not None:
             self.session_id = None
             raise SessionExpired(status, text, "the server ended the session (HTTP 404)")
@@ -479,7 +519,7 @@ class HttpClientTransport:
             if value.get("id") == request_id:
                 self._deliver(value)
                 return
-        raise HttpStatusError(status, text)
+        raise error
 
     def _take_session_id(self, response: httpx.Response) -> None:
         session = response.headers.get("mcp-session-id")
@@ -545,7 +585,7 @@ class HttpClientTransport:
         while not self._closed:
             try:
                 response = await self._open_get(parser.last_event_id)
-            except TransportError as exc:
+            except MCPError as exc:  # a transport failure, or an authorization that failed
                 logger.info("the GET stream could not be opened: %s", exc)
                 return
             try:

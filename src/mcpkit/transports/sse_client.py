@@ -20,11 +20,13 @@ from mcpkit.errors import ConnectionClosed, RequestId, TransportError
 from mcpkit.protocol import codec
 from mcpkit.protocol.framing import DEFAULT_MAX_LINE
 from mcpkit.transports.http_client import (
+    AuthorizationRequired,
     HttpStatusError,
     SseParser,
     decode_event,
     load_httpx,
     same_origin,
+    status_error,
 )
 
 if TYPE_CHECKING:
@@ -89,6 +91,9 @@ class SseClientTransport:
         content_type = response.headers.get("content-type", "").split(";")[0].strip()
         if response.status_code != 200 or content_type != "text/event-stream":
             await response.aclose()
+            error = status_error(response.status_code, "", response.headers, self._has_auth())
+            if isinstance(error, AuthorizationRequired):
+                raise error
             raise HttpStatusError(
                 response.status_code, "", f"{self.url} did not open an SSE stream"
             )
@@ -152,7 +157,12 @@ class SseClientTransport:
         except load_httpx().HTTPError as exc:
             raise ConnectionClosed(f"POST to {self.endpoint} failed: {exc}") from exc
         if response.status_code >= 400:
-            raise HttpStatusError(response.status_code, response.text[:1000])
+            raise status_error(
+                response.status_code, response.text[:1000], response.headers, self._has_auth()
+            )
+
+    def _has_auth(self) -> bool:
+        return self.auth is not None or any(k.lower() == "authorization" for k in self.headers)
 
     async def cancel(self, request_id: RequestId) -> bool:
         return False
