@@ -39,10 +39,9 @@ from mcpkit.auth import (
     protect,
 )
 from mcpkit.auth.flow import AuthorizationResponse, Authorize
-from mcpkit.client import EraCache
+from mcpkit.client import AuthorizationRequired, EraCache
 from mcpkit.errors import ConnectionClosed, TransportError
 from mcpkit.transports.http import create_app
-from mcpkit.transports.http_client import AuthorizationRequired
 
 REDIRECT = "http://127.0.0.1:38124/callback"
 
@@ -324,12 +323,19 @@ async def test_interactive_oauth_signs_in_through_the_browser_and_a_loopback_cal
     assert stack.auth_server.hits == before  # the stored tokens were enough
 
 
-def test_oauth_true_builds_an_interactive_flow_named_after_the_client() -> None:
-    client = Client.http("http://127.0.0.1:1/mcp", oauth=True, name="my-agent")
+def test_oauth_true_builds_an_interactive_flow_named_after_the_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    client = Client.http(
+        "http://127.0.0.1:1/mcp", oauth=True, token_store="~/tokens.json", name="my-agent"
+    )
     auth = getattr(client.transport, "auth", None)
     assert isinstance(auth, OAuth)
     assert isinstance(auth.redirect_handler, LoopbackRedirectHandler)
     assert auth.flow.config.client_name == "my-agent"
+    assert isinstance(auth.store, FileTokenStore)
+    assert auth.store.path == tmp_path / "tokens.json"
 
 
 @pytest.mark.parametrize(

@@ -6,13 +6,16 @@ from mcpkit.client.handlers import Handlers, accept, apply_defaults, cancel, dec
 from mcpkit.client.mrtr import ServerMisbehaved
 from mcpkit.client.probe import EraCache, Verdict
 from mcpkit.client.subscriptions import Subscription
+from mcpkit.transports.http_client import AuthorizationRequired, HttpStatusError
 
 __all__ = [
+    "AuthorizationRequired",
     "CallToolResult",
     "Client",
     "ClientTransport",
     "EraCache",
     "Handlers",
+    "HttpStatusError",
     "ResponseCache",
     "RestartPolicy",
     "ServerMisbehaved",

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from mcpkit._version import __version__
 from mcpkit.client import probe
@@ -81,6 +81,9 @@ from mcpkit.transports.http_client import (
 )
 from mcpkit.transports.sse_client import SseClientTransport
 from mcpkit.transports.stdio_client import StdioClientTransport
+
+if TYPE_CHECKING:
+    from mcpkit.auth.tokens import TokenStore
 
 logger = logging.getLogger("mcpkit.client")
 
@@ -304,7 +307,7 @@ class Client:
         headers: Mapping[str, str] | None = None,
         auth: Any = None,
         oauth: bool = False,
-        token_store: Any = None,
+        token_store: TokenStore | str | os.PathLike[str] | None = None,
         **options: Any,
     ) -> Client:
         """A client for a Streamable HTTP endpoint (falling back to HTTP+SSE for the oldest
@@ -336,7 +339,7 @@ class Client:
             from mcpkit.auth.client import OAuth
 
             if isinstance(token_store, str | os.PathLike):
-                token_store = os.path.expanduser(token_store)
+                token_store = os.path.expanduser(os.fspath(token_store))
             auth = OAuth.interactive(
                 url, store=token_store, client_name=options.get("name", "mcpkit")
             )
