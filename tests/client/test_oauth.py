@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,6 +187,22 @@ async def test_a_legacy_session_is_authorized_up_to_its_closing_delete() -> None
     assert ("POST", "tools/list") in reached
     assert ("DELETE", None) in reached
     assert all(r["headers"]["authorization"].startswith("Bearer ") for r in peer.requests)
+
+
+async def test_ending_a_legacy_session_with_an_expired_token_never_starts_a_sign_in() -> None:
+    peer = Peer("legacy")
+    with serve(peer) as stack:
+        auth = oauth(stack)
+        async with Client.http(stack.mcp_url, auth=auth, era_cache=EraCache()) as client:
+            await client.list_tools()
+            tokens = auth.flow.tokens
+            assert tokens is not None
+            tokens.expires_at = time.time() - 60
+            tokens.refresh_token = None
+            before = dict(stack.auth_server.hits)
+        assert stack.auth_server.hits == before
+        assert ("DELETE", "/mcp") in stack.recorder.seen  # tried, refused, not pursued
+    assert all(r["method"] != "DELETE" for r in peer.requests)
 
 
 async def test_a_rejected_token_mid_session_is_refreshed_without_the_user(stack: Stack) -> None:

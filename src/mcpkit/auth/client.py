@@ -127,6 +127,11 @@ class OAuth(httpx.Auth):
             async with self._lock:
                 pass
 
+    def token_only(self) -> httpx.Auth:
+        """An auth that sends the token in hand (if any) and never starts a sign-in or a
+        refresh: for requests not worth one, such as ending a session at shutdown."""
+        return _TokenInHand(self)
+
     def sync_auth_flow(
         self, request: httpx.Request
     ) -> Generator[httpx.Request, httpx.Response, None]:
@@ -175,6 +180,22 @@ class OAuth(httpx.Auth):
         if current != self._saved:
             await self.store.save(self.flow.state)
             self._saved = current
+
+
+class _TokenInHand(httpx.Auth):
+    """See :meth:`OAuth.token_only`."""
+
+    def __init__(self, auth: OAuth) -> None:
+        self.auth = auth
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        if not self.auth._loaded:
+            async with self.auth._lock:
+                await self.auth._load()
+        _set_authorization(request, self.auth.flow.authorization())
+        yield request
 
 
 class _Session:

@@ -371,12 +371,15 @@ class HttpClientTransport:
                 await task
         self._requests.clear()
         if self.era == "legacy" and self.session_id is not None:
-            # Best effort: a session the server cannot be told about expires on its own.
+            # Best effort, and never worth a sign-in (an OAuth auth sends only the token in
+            # hand): a session the server cannot be told about expires on its own.
+            token_only = getattr(self.auth, "token_only", None)
+            auth = token_only() if callable(token_only) else self.auth
             with contextlib.suppress(load_httpx().HTTPError, MCPError):
                 request = self.http.build_request(
                     "DELETE", self.url, headers=self._base_headers(None)
                 )
-                response = await self.http.send(request, auth=self._auth())
+                response = await self.http.send(request, auth=auth)
                 await response.aclose()
             self.session_id = None
         if self._own_http:
