@@ -1366,14 +1366,17 @@ class Client:
         """Start the server again with backoff, redo the handshake, resume subscriptions."""
         policy = self.restart_policy
         assert policy is not None
-        delay = policy.initial_delay
         try:
-            await self._restart_loop(policy, delay)
+            await self._restart_loop(policy)
         finally:
             self._restarting = False
 
-    async def _restart_loop(self, policy: RestartPolicy, delay: float) -> None:
+    async def _restart_loop(self, policy: RestartPolicy) -> None:
         while self._can_restart() and not self._closing:
+            # The delay doubles with every restart still inside the window, so a server
+            # that starts and then crashes at once backs off as surely as one that
+            # cannot be started at all.
+            delay = min(policy.initial_delay * 2 ** len(self._restart_times), policy.max_delay)
             self._restart_times.append(time.monotonic())
             await asyncio.sleep(delay * (1 + random.random() / 4))
             try:
@@ -1392,7 +1395,6 @@ class Client:
                 return
             except (TransportError, ProtocolError, RequestTimeout, OSError) as exc:
                 logger.warning("restarting the server failed: %s", exc)
-                delay = min(delay * 2, policy.max_delay)
         self._give_up(ConnectionClosed("the server keeps exiting; giving up restarting it"))
 
     async def _resubscribe_legacy(self, sub: Subscription) -> None:
