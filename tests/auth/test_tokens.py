@@ -91,6 +91,16 @@ async def test_file_store_writes_0600_in_a_0700_directory(tmp_path: Path) -> Non
     assert sorted(os.listdir(path.parent)) == ["tokens.json"]  # no temporary files left
 
 
+async def test_file_store_expands_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    store = FileTokenStore("~/app/tokens.json")
+    await store.save(sample())
+    assert (tmp_path / "app" / "tokens.json").is_file()
+    assert await FileTokenStore(tmp_path / "app" / "tokens.json").load() == sample()
+
+
 async def test_file_store_replaces_atomically(tmp_path: Path) -> None:
     path = tmp_path / "tokens.json"
     store = FileTokenStore(path)

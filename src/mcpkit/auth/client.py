@@ -11,6 +11,10 @@ it as ``auth=``)::
     )
     response = await http.send(request, auth=auth)
 
+With :class:`mcpkit.Client` it is ``Client.http(url, auth=auth)``; ``Client.http(url,
+oauth=True, token_store=path)`` builds one with :meth:`OAuth.interactive` (the system
+browser, a loopback callback on a free port, tokens in a 0600 file).
+
 The protected request goes out with the current bearer token; a ``401`` or a ``403
 insufficient_scope`` runs :class:`~mcpkit.auth.flow.OAuthFlow` to completion and the
 request is replayed. Discovery, registration and token requests go through a separate

@@ -164,7 +164,7 @@ class FileTokenStore:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
 
     async def load(self) -> AuthState:
         return await asyncio.to_thread(self._load)

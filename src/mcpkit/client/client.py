@@ -338,8 +338,6 @@ class Client:
                 raise ValueError("give either auth= or oauth=True, not both")
             from mcpkit.auth.client import OAuth
 
-            if isinstance(token_store, str | os.PathLike):
-                token_store = os.path.expanduser(os.fspath(token_store))
             auth = OAuth.interactive(
                 url, store=token_store, client_name=options.get("name", "mcpkit")
             )
