@@ -41,6 +41,7 @@ from mcpkit.protocol.meta import (
 )
 from mcpkit.transports.base import ServerApp
 from mcpkit.transports.memory import MemoryClientTransport
+from mcpkit.transports.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -229,12 +230,19 @@ class Reply:
 
 
 class RecordingChannel:
-    def __init__(self, principal: Any = None) -> None:
+    """Records what a handler sends; holds the legacy session ``initialize`` opens."""
+
+    def __init__(self, principal: Any = None, session: Session | None = None) -> None:
         self.principal = principal
+        self.session = session
         self.sent: list[dict[str, Any]] = []
 
     async def send(self, message: dict[str, Any]) -> None:
         self.sent.append(message)
+
+    def open_session(self, session: Session) -> None:
+        assert self.session is None
+        self.session = session
 
 
 class Direct:

@@ -519,9 +519,8 @@ def test_a_silent_connection_is_closed_by_the_header_deadline() -> None:
         assert sock.recv(4096).startswith(b"HTTP/1.1 408")
 
 
-def test_a_modern_only_server_names_its_versions_to_a_legacy_initialize(
-    http: RunningServer,
-) -> None:
+def test_a_modern_only_server_names_its_versions_to_a_legacy_initialize() -> None:
+    modern_only = Server("modern-only", "1.0.0", supported_versions=[VERSION])
     body = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -533,8 +532,10 @@ def test_a_modern_only_server_names_its_versions_to_a_legacy_initialize(
         },
     }
     hdrs = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-    response = httpx.post(f"{http.base}/mcp", content=json.dumps(body), headers=hdrs)
+    with RunningServer(create_app(modern_only)) as running:
+        response = httpx.post(f"{running.base}/mcp", content=json.dumps(body), headers=hdrs)
     assert response.status_code == 400
+    assert "mcp-session-id" not in response.headers
     error = error_of(response)["error"]
     assert error["code"] == -32022
     assert "2026-07-28" in error["message"]

@@ -46,6 +46,7 @@ from mcpkit.server.request_state import DEFAULT_TTL, RequestStateSealer, configu
 from mcpkit.server.resources import Resource, ResourceTemplate
 from mcpkit.server.signature import inspect_function, output_schema_for
 from mcpkit.server.uri_template import UriTemplate
+from mcpkit.transports.session import DEFAULT_REQUEST_TIMEOUT
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,6 +65,14 @@ class Server:
     ``state_key`` seals ``requestState`` for multi round-trip requests (default: the
     ``MCPKIT_STATE_KEY`` environment variable, else a random per-process key), valid for
     ``state_ttl`` seconds.
+
+    ``supported_versions`` names the protocol revisions served. By default a server is
+    dual-era: modern requests (per-request ``_meta``) and legacy clients (an
+    ``initialize`` handshake, then a session) on the same process or endpoint, as
+    ``basic/versioning.mdx`` §Backward Compatibility allows. Listing only modern versions
+    makes it modern-only: ``initialize`` is then answered with -32022 naming them.
+    ``input_timeout`` bounds how long a legacy session's ``ctx.elicit``/``sample``/
+    ``list_roots`` waits for the client's answer.
     """
 
     def __init__(
@@ -76,12 +85,13 @@ class Server:
         instructions: str | None = None,
         website_url: str | None = None,
         icons: list[dict[str, Any]] | None = None,
-        supported_versions: Sequence[str] = versions.MODERN_VERSIONS,
+        supported_versions: Sequence[str] = versions.ALL_VERSIONS,
         cache: CachePolicy | None = None,
         page_size: int | None = None,
         bus: Bus | None = None,
         state_key: bytes | str | None = None,
         state_ttl: float = DEFAULT_TTL,
+        input_timeout: float = DEFAULT_REQUEST_TIMEOUT,
     ) -> None:
         unknown = [v for v in supported_versions if v not in versions.ALL_VERSIONS]
         if unknown:
@@ -100,6 +110,12 @@ class Server:
         )
         if not self.supported_versions:
             raise ValueError("a server must support at least one modern protocol version")
+        self.legacy_versions: tuple[str, ...] = tuple(
+            v for v in versions.LEGACY_VERSIONS if v in supported_versions
+        )
+        if input_timeout <= 0:
+            raise ValueError("input_timeout must be positive")
+        self.input_timeout = input_timeout
         self.cache = cache or CachePolicy()
         self.page_size = page_size
         self.bus: Bus = bus if bus is not None else InMemoryBus()

@@ -20,6 +20,12 @@ A tool that declares an ``outputSchema`` has its ``structuredContent`` validated
 the result leaves: a mismatch is a bug in the tool, so the call is answered -32603 and
 the schema problems are logged at ERROR level for the author (the client never receives
 a result that breaks the advertised schema).
+
+The era is chosen per request (``basic/versioning.mdx`` §Backward Compatibility): a
+request that carries modern ``_meta`` is served as above; on a dual-era server an
+``initialize`` without it opens a legacy session, and every later request of that session
+without modern ``_meta`` is served by :mod:`mcpkit.server.legacy` with the same handlers.
+A modern-only server answers ``initialize`` with -32022 naming the versions it speaks.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from mcpkit.protocol.meta import SERVER_INFO, has_modern_meta, read_request_meta
 from mcpkit.server.caching import CacheHint
 from mcpkit.server.completion import CompletionRef, choices_completion, completion_result
 from mcpkit.server.context import Context
+from mcpkit.server.legacy import LegacyServing
 from mcpkit.server.mrtr import INPUT_METHODS, ModernInputs
 from mcpkit.server.pagination import paginate
 from mcpkit.server.registry import call_result, error_result, exception_result
@@ -58,6 +65,8 @@ Handler = Callable[[Context, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 _RETRY_HINT = CacheHint(0, "private")
 _NOT_INTERRUPTIBLE = (asyncio.CancelledError, KeyboardInterrupt, SystemExit)
+# Requests a legacy client may send before it has a session (lifecycle.mdx).
+_SESSION_OPENERS = frozenset({"initialize", "ping"})
 
 __all__ = ["Dispatcher"]
 
@@ -80,25 +89,32 @@ class Dispatcher:
             "subscriptions/listen": self._listen,
         }
         self._handlers: dict[str, Handler] = {}
+        self._legacy_handlers: dict[str, Handler] = {}
         self._meta: dict[str, Any] = {}
         self._hints: dict[str, CacheHint] = {}
+        self.legacy = (
+            LegacyServing(server, lambda: self._legacy_handlers) if server.legacy_versions else None
+        )
         self.refresh()
 
     def refresh(self) -> None:
         """Recompute which methods are live (capabilities changed, identity changed)."""
         capabilities = self.server.capabilities()
         live: dict[str, Handler] = {}
+        legacy: dict[str, Handler] = {}
         for method, handler in self._all_handlers.items():
             spec = CLIENT_REQUESTS[method]
-            if "modern" not in spec.eras:
-                continue
             if method == "subscriptions/listen":
                 if not any(kind in capabilities for kind in ("tools", "prompts", "resources")):
                     continue
             elif spec.capability is not None and spec.capability not in capabilities:
                 continue
-            live[method] = handler
+            if "modern" in spec.eras:
+                live[method] = handler
+            if "legacy" in spec.eras:
+                legacy[method] = handler
         self._handlers = live
+        self._legacy_handlers = legacy
         self._meta = {SERVER_INFO: self.server.server_info()}
         self._hints = {
             method: self.server.cache.hint(method)
@@ -110,9 +126,16 @@ class Dispatcher:
         """The response message (result or error) for one request."""
         method = request.method
         params = request.params if request.params is not None else {}
+        session = channel.session
+        if session is not None and not has_modern_meta(params):
+            if self.legacy is not None:
+                return await self.legacy.handle(request, params, channel, session)
+        elif method in _SESSION_OPENERS and not has_modern_meta(params):
+            if self.legacy is not None:
+                return await self.legacy.open(request, params, channel)
+            if method == "initialize":
+                return error_response(request.id, self._initialize_refused(params))
         try:
-            if method == "initialize" and not has_modern_meta(params):
-                raise self._initialize_refused(params)
             meta = read_request_meta(params, self.server.supported_versions)
             handler = self._handlers.get(method)
             if handler is None:
@@ -145,8 +168,13 @@ class Dispatcher:
         return {"jsonrpc": JSONRPC_VERSION, "id": request.id, "result": result}
 
     async def handle_notification(self, notification: Notification, channel: Channel) -> None:
-        """Client notifications need no action here (cancellation is the transport's)."""
-        logger.debug("notification %s", notification.method)
+        """Legacy session notifications (``initialized``) update the session; others need
+        no action here (cancellation is the transport's)."""
+        session = channel.session
+        if session is not None and self.legacy is not None:
+            self.legacy.notify(notification, session)
+        else:
+            logger.debug("notification %s", notification.method)
 
     def _stamp(self, method: str, result: dict[str, Any]) -> None:
         if "resultType" not in result:

@@ -23,6 +23,29 @@ A request is answered with ``application/json``, or with ``text/event-stream`` a
 its handler emits a request-scoped notification (progress, log): the notifications come
 first and the response is the last event. An accepted notification gets 202 and no body.
 If the client disconnects, the handler is cancelled and nothing more is sent.
+
+Legacy sessions share the endpoint when the server is dual-era (spec
+``2025-11-25/basic/transports.mdx`` §Streamable HTTP, §Session Management). Traffic is
+told apart as ``conformance.md`` §6.1 describes: a request with an ``Mcp-Session-Id``
+belongs to that session; an ``initialize`` without modern ``_meta`` opens one (the id is
+minted, unguessable and of visible ASCII, and returned in ``Mcp-Session-Id``); any other
+request without modern ``_meta`` whose ``MCP-Protocol-Version`` is absent or legacy is a
+legacy request without its session id (400); everything else is modern and validated as
+above. Within a session:
+
+* an unknown or expired id, or one created by another authenticated caller, gets 404;
+* ``MCP-Protocol-Version``, when sent, must be the negotiated version (400);
+* JSON-RPC errors travel with status 200 (a 404 would tell the client its session ended);
+* a POST may carry the client's response to a server-to-client request (202 once
+  handed over) and ``notifications/cancelled`` cancels the named call;
+* GET opens the session's standalone SSE stream (one at a time, 409 for a second;
+  keep-alive comments while idle), DELETE ends the session (200);
+* GET and DELETE without a session id remain 405.
+
+Sessions live in a :class:`~mcpkit.transports.session.SessionStore`, bounded in number
+and idle time (:class:`~mcpkit.transports.session.MemorySessionStore` by default). The
+deprecated HTTP+SSE transport of 2024-11-05 can be mounted beside the endpoint with
+``legacy_sse=True`` (see :mod:`mcpkit.transports.sse_server`).
 """
 
 from __future__ import annotations
@@ -44,9 +67,11 @@ from mcpkit.errors import (
 )
 from mcpkit.protocol import codec, jsonrpc
 from mcpkit.protocol.framing import DEFAULT_MAX_LINE
-from mcpkit.protocol.jsonrpc import Notification, Request
+from mcpkit.protocol.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcpkit.protocol.meta import check_version, has_modern_meta, read_request_meta
+from mcpkit.protocol.versions import LEGACY_VERSIONS
 from mcpkit.transports.base import ServerApp
+from mcpkit.transports.session import MemorySessionStore, Session, SessionStore, new_session_id
 from mcpkit.transports.sse import KEEPALIVE, event
 from mcpkit.types.methods import CLIENT_REQUESTS
 
@@ -246,6 +271,47 @@ def _header_matches(header: str, body: Any) -> bool:
     return isinstance(body, str) and header == body
 
 
+def check_host(hosts: HostPolicy, headers: _Headers) -> None:
+    """Refuse a Host (421) or Origin (403) outside ``hosts`` (DNS rebinding defence)."""
+    host = headers.get("host")
+    if not hosts.host_allowed(host):
+        raise _Reject(421, InvalidRequest("Invalid Host header"))
+    origin = headers.get("origin")
+    if origin is not None and not hosts.origin_allowed(origin, host):
+        raise _Reject(403, InvalidRequest("Invalid Origin header"))
+
+
+async def read_body(headers: _Headers, receive: Receive, max_body: int, timeout: float) -> bytes:
+    """The request body: 413 past ``max_body`` bytes, 408 when it takes over ``timeout`` s."""
+    declared = headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise _Reject(400, InvalidRequest("Invalid Content-Length"))
+        if int(declared) > max_body:
+            raise _Reject(413, InvalidRequest(f"Message exceeds the limit of {max_body} bytes"))
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _Reject(400)
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > max_body:
+                    raise _Reject(
+                        413,
+                        InvalidRequest(f"Message exceeds the limit of {max_body} bytes"),
+                    )
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+    except TimeoutError:
+        raise _Reject(408, InvalidRequest("The request body did not arrive in time")) from None
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 # -- the ASGI application ---------------------------------------------------------------
 
 
@@ -262,21 +328,50 @@ class _Reject(Exception):
 
 
 class _HttpChannel:
-    """The response of one POST: JSON until the first notification, then SSE."""
+    """The response of one POST: JSON until the first notification, then SSE.
 
-    __slots__ = ("_send", "closed", "principal", "streaming")
+    ``session`` is the legacy session the POST belongs to; ``opener`` stores a session
+    that ``initialize`` negotiates, whose id then goes out in ``Mcp-Session-Id``.
+    """
 
-    def __init__(self, send: Send, principal: Any = None) -> None:
+    __slots__ = ("_opener", "_send", "closed", "opened", "principal", "session", "streaming")
+
+    def __init__(
+        self,
+        send: Send,
+        principal: Any = None,
+        session: Session | None = None,
+        opener: Callable[[Session, Any], None] | None = None,
+    ) -> None:
         self._send = send
         self.principal = principal
+        self.session = session
+        self._opener = opener
+        self.opened: str | None = None
         self.streaming = False
         self.closed = False
+
+    def open_session(self, session: Session) -> None:
+        if self._opener is None:
+            raise InvalidRequest("This endpoint does not offer legacy sessions")
+        self._opener(session, self.principal)
+        self.session = session
+        self.opened = session.id
+
+    def _headers(self, base: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        if self.opened is None:
+            return base
+        return [*base, (b"mcp-session-id", self.opened.encode())]
 
     async def start_stream(self) -> None:
         if not self.streaming:
             self.streaming = True
             await self._send(
-                {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS}
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": self._headers(_SSE_HEADERS),
+                }
             )
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -300,7 +395,14 @@ class _HttpChannel:
         if message is None:
             await _respond(self._send, 202, b"")
             return
-        await _respond(self._send, status, codec.dumps(message), _JSON_HEADERS)
+        await _respond(self._send, status, codec.dumps(message), self._headers(_JSON_HEADERS))
+
+    async def end_unanswered(self) -> None:
+        """End the response of a call cancelled by the client: an SSE stream without
+        its response (a request is never answered 202)."""
+        self.closed = True
+        await self.start_stream()
+        await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _respond(
@@ -345,6 +447,10 @@ class StreamableHTTPApp:
         keepalive_interval: float = DEFAULT_KEEPALIVE,
         max_depth: int = codec.DEFAULT_MAX_DEPTH,
         auth: ResourceGuard | None = None,
+        sessions: SessionStore | None = None,
+        legacy_sse: bool = False,
+        sse_path: str = "/sse",
+        messages_path: str = "/messages",
     ) -> None:
         self.app = app
         self.auth = auth
@@ -360,6 +466,25 @@ class StreamableHTTPApp:
         self.keepalive_interval = keepalive_interval
         self.max_depth = max_depth
         self.supported_versions: tuple[str, ...] = tuple(getattr(app, "supported_versions", ()))
+        legacy: tuple[str, ...] = tuple(getattr(app, "legacy_versions", ()))
+        self.sessions: SessionStore | None = None
+        if legacy:
+            self.sessions = sessions if sessions is not None else MemorySessionStore()
+        self.sse: Any = None
+        if legacy_sse:
+            from mcpkit.transports.sse_server import SseServerApp
+
+            self.sse = SseServerApp(
+                app,
+                sse_path=sse_path,
+                messages_path=messages_path,
+                hosts=self.hosts,
+                max_body=max_body,
+                body_timeout=body_timeout,
+                keepalive_interval=keepalive_interval,
+                max_depth=max_depth,
+                auth=auth,
+            )
         self._streams: set[asyncio.Task[Any]] = set()
         self._shutting_down = False
 
@@ -400,6 +525,11 @@ class StreamableHTTPApp:
         stop = getattr(self.app, "shutdown", None)
         if callable(stop):
             stop()
+        if self.sessions is not None:
+            for session in self.sessions:
+                self.sessions.remove(session.id or "")
+        if self.sse is not None:
+            await self.sse.shutdown(grace)
         streams = list(self._streams)
         if streams:
             _, pending = await asyncio.wait(streams, timeout=grace)
@@ -416,9 +546,13 @@ class StreamableHTTPApp:
         return path.rstrip("/")
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.sse is not None and self.sse.serves(self._relative_path(scope)):
+            await self.sse(scope, receive, send)
+            return
         headers = _Headers(scope["headers"])
         auth = self.auth
         principal: Any = None
+        session: Session | None = None
         try:
             self._check_host(headers)
             if auth is not None:
@@ -429,8 +563,10 @@ class StreamableHTTPApp:
             if self._relative_path(scope) != self.path:
                 raise _Reject(404)
             method = scope["method"]
-            if method != "POST":
-                await _respond(send, 405, b"", [(b"allow", b"POST")])
+            session_id = headers.get("mcp-session-id") if self.sessions is not None else None
+            if method != "POST" and (session_id is None or method not in ("GET", "DELETE")):
+                allow = b"GET, POST, DELETE" if session_id is not None else b"POST"
+                await _respond(send, 405, b"", [(b"allow", allow)])
                 return
             if auth is not None:
                 outcome = await auth.authenticate(scope["headers"])
@@ -438,42 +574,65 @@ class StreamableHTTPApp:
                     await outcome.send(send)
                     return
                 principal = outcome
+            if session_id is not None:
+                session = self._session(session_id, principal)
+                if method == "GET":
+                    await self._standalone_stream(session, headers, receive, send)
+                    return
+                if method == "DELETE":
+                    self._end_session(session)
+                    await _respond(send, 200, b"")
+                    return
             self._check_content_negotiation(headers)
             body = await self._read_body(headers, receive)
-            message = self._parse(body)
+            message = self._parse(body, responses=session is not None)
         except _Reject as reject:
             await self._reject(send, reject)
+            return
+        if isinstance(message, Response | ErrorResponse):
+            assert session is not None
+            session.resolve(message)
+            await _respond(send, 202, b"")
             return
         if auth is not None:
             denied = auth.authorize(principal, message.method, message.params)
             if denied is not None:
                 await denied.send(send)
                 return
+        if session is not None and not has_modern_meta(message.params):
+            await self._session_message(session, message, headers, receive, send, principal)
+            return
         if isinstance(message, Notification):
             await self.app.handle_notification(message, _HttpChannel(send, principal))
             await _respond(send, 202, b"")
             return
         if message.method == "initialize" and not has_modern_meta(message.params):
-            # A legacy handshake: the dispatcher answers it (or names the versions it
+            # A legacy handshake: the dispatcher opens a session (or names the versions it
             # speaks when it is modern-only, spec basic/versioning.mdx).
-            await self._serve(message, receive, send, principal)
+            opener = self._open if self.sessions is not None else None
+            channel = _HttpChannel(send, principal, None, opener)
+            await self._serve(message, receive, send, channel)
             return
         try:
+            if self.sessions is not None and self._legacy_without_session(message, headers):
+                raise _Reject(
+                    400,
+                    InvalidRequest(
+                        "Bad Request: Mcp-Session-Id header is required "
+                        "(a legacy session begins with initialize)"
+                    ),
+                    message.id,
+                )
             self._validate(message, headers)
         except _Reject as reject:
             await self._reject(send, reject)
             return
-        await self._serve(message, receive, send, principal)
+        await self._serve(message, receive, send, _HttpChannel(send, principal))
 
     # -- checks -------------------------------------------------------------------------
 
     def _check_host(self, headers: _Headers) -> None:
-        host = headers.get("host")
-        if not self.hosts.host_allowed(host):
-            raise _Reject(421, InvalidRequest("Invalid Host header"))
-        origin = headers.get("origin")
-        if origin is not None and not self.hosts.origin_allowed(origin, host):
-            raise _Reject(403, InvalidRequest("Invalid Origin header"))
+        check_host(self.hosts, headers)
 
     def _check_content_negotiation(self, headers: _Headers) -> None:
         content_type = (headers.get("content-type") or "").split(";", 1)[0].strip().lower()
@@ -486,42 +645,15 @@ class StreamableHTTPApp:
             )
 
     async def _read_body(self, headers: _Headers, receive: Receive) -> bytes:
-        declared = headers.get("content-length")
-        if declared is not None:
-            if not declared.isdigit():
-                raise _Reject(400, InvalidRequest("Invalid Content-Length"))
-            if int(declared) > self.max_body:
-                raise _Reject(
-                    413, InvalidRequest(f"Message exceeds the limit of {self.max_body} bytes")
-                )
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            async with asyncio.timeout(self.body_timeout):
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        raise _Reject(400)
-                    chunk = message.get("body", b"")
-                    size += len(chunk)
-                    if size > self.max_body:
-                        raise _Reject(
-                            413,
-                            InvalidRequest(f"Message exceeds the limit of {self.max_body} bytes"),
-                        )
-                    chunks.append(chunk)
-                    if not message.get("more_body", False):
-                        break
-        except TimeoutError:
-            raise _Reject(408, InvalidRequest("The request body did not arrive in time")) from None
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return await read_body(headers, receive, self.max_body, self.body_timeout)
 
-    def _parse(self, body: bytes) -> Request | Notification:
+    def _parse(self, body: bytes, *, responses: bool = False) -> jsonrpc.Message:
+        """The message in ``body``; a response only within a legacy session."""
         try:
             message = jsonrpc.parse(body, self.max_depth)
         except ProtocolError as exc:
             raise _Reject(400, exc, exc.request_id) from None
-        if isinstance(message, Request | Notification):
+        if responses or isinstance(message, Request | Notification):
             return message
         raise _Reject(
             400, InvalidRequest("Clients must not send responses to this endpoint"), message.id
@@ -601,48 +733,207 @@ class StreamableHTTPApp:
         body = codec.dumps(jsonrpc.error_response(reject.request_id, reject.error))
         await _respond(send, reject.status, body, _JSON_HEADERS)
 
+    # -- legacy sessions ---------------------------------------------------------------
+
+    def _session(self, session_id: str, principal: Any) -> Session:
+        """The live session ``session_id`` of this caller; 404 for anything else."""
+        assert self.sessions is not None
+        session = self.sessions.get(session_id)
+        owner = None if principal is None else str(principal)
+        if session is None or session.principal != owner:
+            raise _Reject(404, InvalidRequest("Session not found"))
+        return session
+
+    def _open(self, session: Session, principal: Any) -> None:
+        """Store a session ``initialize`` negotiated, under a fresh id, bound to its caller."""
+        assert self.sessions is not None
+        session.id = new_session_id()
+        session.principal = None if principal is None else str(principal)
+        self.sessions.add(session)
+
+    def _end_session(self, session: Session) -> None:
+        assert self.sessions is not None
+        self.sessions.remove(session.id or "")
+
+    @staticmethod
+    def _legacy_without_session(request: Request, headers: _Headers) -> bool:
+        """A legacy request (no modern ``_meta``; no or a legacy protocol header) that
+        arrived without the session id every request after ``initialize`` must carry."""
+        if has_modern_meta(request.params):
+            return False
+        version = headers.get("mcp-protocol-version")
+        return version is None or version in LEGACY_VERSIONS
+
+    @staticmethod
+    def _check_session_version(session: Session, headers: _Headers, request_id: Any) -> None:
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version != session.protocol_version:
+            raise _Reject(
+                400,
+                InvalidRequest(
+                    f"Bad Request: MCP-Protocol-Version {version!r} is not the version "
+                    f"negotiated for this session ({session.protocol_version})"
+                ),
+                request_id,
+            )
+
+    async def _session_message(
+        self,
+        session: Session,
+        message: Request | Notification,
+        headers: _Headers,
+        receive: Receive,
+        send: Send,
+        principal: Any,
+    ) -> None:
+        """A POST of a legacy session: a notification (202) or a call to serve."""
+        request_id = message.id if isinstance(message, Request) else None
+        try:
+            self._check_session_version(session, headers, request_id)
+        except _Reject as reject:
+            await self._reject(send, reject)
+            return
+        channel = _HttpChannel(send, principal, session)
+        if isinstance(message, Notification):
+            if message.method == "notifications/cancelled":
+                _cancel(session, message.params)
+            else:
+                await self.app.handle_notification(message, channel)
+            await _respond(send, 202, b"")
+            return
+        if message.id in session.inflight:
+            error = InvalidRequest(f"Request id {message.id!r} is already in flight")
+            await channel.finish(jsonrpc.error_response(message.id, error), 200)
+            return
+        await self._serve(message, receive, send, channel, session)
+
+    async def _standalone_stream(
+        self, session: Session, headers: _Headers, receive: Receive, send: Send
+    ) -> None:
+        """GET: the session's stream for messages outside any call (list changes,
+        resource updates), with keep-alive comments while idle; one at a time."""
+        if not _accepts_sse((headers.get("accept") or "").lower()):
+            raise _Reject(406, InvalidRequest("Accept must list text/event-stream"))
+        self._check_session_version(session, headers, None)
+        if session.streaming:
+            raise _Reject(409, InvalidRequest("This session's stream is already open"))
+        session.streaming = True
+        task = asyncio.current_task()
+        if task is not None:
+            self._streams.add(task)
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            if await self._pump(session, receive, send):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            session.streaming = False
+            if task is not None:
+                self._streams.discard(task)
+
+    async def _pump(self, session: Session, receive: Receive, send: Send) -> bool:
+        """Write what the session queues until it ends (True) or the client leaves."""
+        pushed = asyncio.ensure_future(session.next_pushed())
+        watcher = asyncio.ensure_future(_disconnected(receive))
+        try:
+            while True:
+                done, _ = await asyncio.wait(
+                    {pushed, watcher},
+                    timeout=self.keepalive_interval,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if pushed in done:
+                    message = pushed.result()
+                    if message is None:
+                        return True
+                    body = event(codec.dumps(message))
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+                    pushed = asyncio.ensure_future(session.next_pushed())
+                elif watcher in done:
+                    return False
+                else:
+                    await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
+                    session.touch()
+        finally:
+            watcher.cancel()
+            pushed.cancel()
+
     # -- serving ------------------------------------------------------------------------
 
-    async def _serve(self, request: Request, receive: Receive, send: Send, principal: Any) -> None:
-        channel = _HttpChannel(send, principal)
+    async def _serve(
+        self,
+        request: Request,
+        receive: Receive,
+        send: Send,
+        channel: _HttpChannel,
+        session: Session | None = None,
+    ) -> None:
+        """Run the handler and answer; within a session errors travel with status 200
+        and the call can be cancelled by ``notifications/cancelled``."""
         long_lived = request.method == "subscriptions/listen"
         handler = asyncio.create_task(self.app.handle_request(request, channel))
         watcher = asyncio.create_task(_disconnected(receive))
         if long_lived:
             self._streams.add(handler)
             handler.add_done_callback(self._streams.discard)
+        if session is not None:
+            session.inflight[request.id] = handler
         try:
-            await self._await_handler(handler, watcher, channel, long_lived)
+            gone = await self._await_handler(
+                handler, watcher, channel, long_lived or session is not None
+            )
         finally:
             watcher.cancel()
+            if session is not None and session.inflight.get(request.id) is handler:
+                del session.inflight[request.id]
         if handler.cancelled():
             channel.closed = True
+            if gone:
+                return
             if long_lived and self._shutting_down and channel.streaming:
                 await channel.finish(None, 200)
+            elif session is not None:
+                await channel.end_unanswered()
             return
         response = handler.result()
-        await channel.finish(response, _status_for(response) if response is not None else 202)
+        if response is None:
+            status = 202
+        elif session is not None:
+            status = 200
+        else:
+            status = _status_for(response)
+        await channel.finish(response, status)
 
     async def _await_handler(
         self,
         handler: asyncio.Task[dict[str, Any] | None],
         watcher: asyncio.Task[None],
         channel: _HttpChannel,
-        long_lived: bool,
-    ) -> None:
-        interval = self.keepalive_interval if long_lived else None
+        keepalive: bool,
+    ) -> bool:
+        """Wait for the handler; True when the client disconnected (handler cancelled)."""
+        interval = self.keepalive_interval if keepalive else None
         while True:
             done, _ = await asyncio.wait(
                 {handler, watcher}, timeout=interval, return_when=asyncio.FIRST_COMPLETED
             )
             if handler in done:
-                return
+                return False
             if watcher in done:
                 handler.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await handler
-                return
+                return True
             await channel.keepalive()
+
+
+def _cancel(session: Session, params: dict[str, Any] | None) -> None:
+    """``notifications/cancelled`` for a call of the session; unknown ids are ignored."""
+    request_id = (params or {}).get("requestId")
+    if type(request_id) is not str and type(request_id) is not int:
+        return
+    task = session.inflight.pop(request_id, None)
+    if task is not None:
+        task.cancel()
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -650,6 +941,11 @@ async def _disconnected(receive: Receive) -> None:
         message = await receive()
         if message["type"] == "http.disconnect":
             return
+
+
+def _accepts_sse(accept: str) -> bool:
+    kinds = {part.split(";", 1)[0].strip() for part in accept.split(",")}
+    return bool(kinds & {"text/event-stream", "text/*", "*/*"})
 
 
 def _accepts(accept: str) -> bool:

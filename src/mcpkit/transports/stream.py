@@ -8,10 +8,18 @@ which nothing is sent for that request, not even by a handler that swallows the
 cancellation (spec ``basic/patterns/cancellation.mdx``): each request gets its own
 channel, which goes quiet the moment the request is cancelled or answered.
 Every malformed line gets exactly one error response; a request id that is already in
-flight is refused (-32600) instead of producing two responses with one id. A message
-shaped like a response (the client must not send any, spec ``stdio.mdx`` §Sending
-Messages) is logged and dropped, never answered: an error reply would carry an id from
-the client's own id space and could be mistaken for the answer to one of its requests.
+flight is refused (-32600) instead of producing two responses with one id.
+
+A legacy client (``initialize`` without modern ``_meta``) makes the connection hold one
+:class:`~mcpkit.transports.session.Session` for the rest of its life (spec
+``2026-07-28/basic/versioning.mdx``: legacy semantics scoped to the stdio process). Its
+server-to-client requests go out on the stream like any message, the client's responses
+to them come back here and are handed to the session, and the messages the session
+queues outside any request (list-changed, resource updates) are written as they come.
+Without a session a message shaped like a response (a modern client must not send any,
+spec ``stdio.mdx`` §Sending Messages) is logged and dropped, never answered: an error
+reply would carry an id from the client's own id space and could be mistaken for the
+answer to one of its requests.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from mcpkit.protocol.jsonrpc import (
     parse_message,
 )
 from mcpkit.transports.base import ServerApp
+from mcpkit.transports.session import Session
 
 logger = logging.getLogger("mcpkit.transport")
 
@@ -44,21 +53,28 @@ class _StreamChannel:
 
     __slots__ = ("_connection",)
 
-    principal: Any = None
-
     def __init__(self, connection: StreamServerConnection) -> None:
         self._connection = connection
 
     async def send(self, message: dict[str, Any]) -> None:
         self._connection.write_message(message)
 
+    @property
+    def principal(self) -> Any:
+        return self._connection.principal
 
-class _RequestChannel:
+    @property
+    def session(self) -> Session | None:
+        return self._connection.session
+
+    def open_session(self, session: Session) -> None:
+        self._connection.open_session(session)
+
+
+class _RequestChannel(_StreamChannel):
     """The way back to the client for one request; silent once it is cancelled or done."""
 
-    __slots__ = ("_connection", "request_id", "task")
-
-    principal: Any = None
+    __slots__ = ("request_id", "task")
 
     def __init__(self, connection: StreamServerConnection, request_id: RequestId) -> None:
         self._connection = connection
@@ -78,7 +94,11 @@ class _RequestChannel:
 
 
 class StreamServerConnection:
-    """Reads requests from a byte stream and writes responses back, one per line."""
+    """Reads requests from a byte stream and writes responses back, one per line.
+
+    ``principal`` is the authenticated caller when the transport carrying the stream
+    authenticated one (the HTTP+SSE transport), else None.
+    """
 
     def __init__(
         self,
@@ -87,6 +107,7 @@ class StreamServerConnection:
         *,
         max_line: int = DEFAULT_MAX_LINE,
         max_depth: int = codec.DEFAULT_MAX_DEPTH,
+        principal: Any = None,
     ) -> None:
         self.app = app
         self._write = write
@@ -94,6 +115,9 @@ class StreamServerConnection:
         self._inflight: dict[RequestId, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.channel = _StreamChannel(self)
+        self.principal = principal
+        self.session: Session | None = None
+        self._drain: asyncio.Task[None] | None = None
         self.closed = False
 
     # -- input ------------------------------------------------------------------------
@@ -109,10 +133,20 @@ class StreamServerConnection:
             self._frame(frame)
 
     def feed_eof(self) -> None:
-        """The peer closed its side; a last line without a newline still counts."""
+        """The peer closed its side; a last line without a newline still counts.
+
+        A legacy session ends with it: nothing the client could still answer will arrive.
+        """
         for frame in self._reader.close():
             self._frame(frame)
         self.closed = True
+        if self.session is not None:
+            self.session.close()
+
+    def receive(self, frame: Any) -> None:
+        """Handle one already-decoded message (a transport that frames messages itself)."""
+        if not self.closed:
+            self._frame(frame)
 
     def _frame(self, frame: Any) -> None:
         if isinstance(frame, ProtocolError):
@@ -193,7 +227,24 @@ class StreamServerConnection:
             task.cancel()
 
     def _response(self, message: Response | ErrorResponse) -> None:
+        session = self.session
+        if session is not None and session.resolve(message):
+            return
         logger.warning("ignoring a response with id %r: no request of ours is pending", message.id)
+
+    # -- legacy session ---------------------------------------------------------------
+
+    def open_session(self, session: Session) -> None:
+        """Hold ``session`` for the rest of the connection and write what it queues."""
+        if self.session is not None:
+            raise InvalidRequest("This connection is already initialized")
+        self.session = session
+        session.principal = None if self.principal is None else str(self.principal)
+        self._drain = asyncio.get_running_loop().create_task(self._write_pushed(session))
+
+    async def _write_pushed(self, session: Session) -> None:
+        while (message := await session.next_pushed()) is not None:
+            self.write_message(message)
 
     # -- output -----------------------------------------------------------------------
 
@@ -217,8 +268,12 @@ class StreamServerConnection:
                 await asyncio.wait(still_running)
 
     async def aclose(self) -> None:
-        """Cancel everything still running and wait for it."""
+        """Cancel everything still running and wait for it; end the legacy session."""
         await self.wait_idle(0)
+        if self.session is not None:
+            self.session.close()
+        if self._drain is not None:
+            await asyncio.wait({self._drain})
 
 
 def _response_shaped(frame: Any) -> bool:
