@@ -44,10 +44,15 @@ class Floor:
         self.legacy_version: str | None = None
 
     def answer(self, line: bytes) -> dict[str, Any] | None:
+        """The answer to one line (None for a notification)."""
         try:
             message = orjson.loads(line)
         except orjson.JSONDecodeError:
             return _error(None, -32700, "Parse error")
+        return self.answer_message(message)
+
+    def answer_message(self, message: Any) -> dict[str, Any] | None:
+        """The answer to one decoded message (None for a notification)."""
         if type(message) is not dict or message.get("jsonrpc") != "2.0":
             return _error(None, -32600, "Invalid request")
         if "id" not in message:
@@ -94,8 +99,9 @@ class Floor:
             }
         else:
             result = {"content": [{"type": "text", "text": str(a + b)}]}
-        result["resultType"] = "complete"
-        result["_meta"] = RESULT_META
+        if self.legacy_version is None:
+            result["resultType"] = "complete"
+            result["_meta"] = RESULT_META
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
