@@ -440,7 +440,9 @@ class StdioPeer(_Peer):
 
 
 @contextlib.asynccontextmanager
-async def stdio_peer(script: Path, *args: str) -> AsyncIterator[StdioPeer]:
+async def stdio_peer(
+    script: Path, *args: str, peer_class: type[StdioPeer] = StdioPeer
+) -> AsyncIterator[StdioPeer]:
     env = {**os.environ, "MCPKIT_STATE_KEY": "stdio-tests-" + "k" * 32}
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -451,7 +453,7 @@ async def stdio_peer(script: Path, *args: str) -> AsyncIterator[StdioPeer]:
         stderr=asyncio.subprocess.DEVNULL,
         env=env,
     )
-    peer = StdioPeer(process)
+    peer = peer_class(process)
     try:
         yield peer
     finally:
