@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-import psutil
+from process import BenchFailure, ServerProcess
 from wire import Dialect, WrongAnswer, decode
 
 DEFAULT_TIMEOUT = 20.0
@@ -37,25 +37,10 @@ __all__ = [
     "BenchFailure",
     "PhaseResult",
     "StdioServer",
-    "child_environment",
     "cold_start",
     "pipelined",
     "sequential",
 ]
-
-
-def child_environment() -> dict[str, str]:
-    """The parent's environment without ``PYTHON*`` variables.
-
-    A host spawns servers with an ordinary environment; a developer shell's
-    ``PYTHONDONTWRITEBYTECODE`` would make every cold start recompile the package from
-    source, and ``PYTHONUNBUFFERED`` would change how a server's stdout behaves.
-    """
-    return {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
-
-
-class BenchFailure(RuntimeError):
-    """A server misbehaved (wrong answer, silence, early exit): the run must stop."""
 
 
 @dataclass
@@ -87,7 +72,7 @@ class PhaseResult:
         return ordered[rank] / 1000
 
 
-class StdioServer:
+class StdioServer(ServerProcess):
     """One server child process driven over its stdin/stdout pipes."""
 
     def __init__(
@@ -98,47 +83,25 @@ class StdioServer:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         env: Sequence[tuple[str, str]] = (),
+        cpu: int | None = None,
     ) -> None:
-        self.name = name
+        super().__init__(name, stderr, env=env, cpu=cpu)
         self.command = list(command)
-        self.env = {**child_environment(), **dict(env)}
         self.timeout = timeout
-        self._stderr = stderr
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._ps: psutil.Process | None = None
         self._buffer = b""
         self._poll = select.poll()
-        self.started_at = 0.0
 
     # -- life cycle -------------------------------------------------------------------
 
     def start(self) -> None:
         """Spawn the child; ``started_at`` is taken just before ``Popen``."""
-        self.started_at = time.perf_counter()
-        self._proc = subprocess.Popen(
-            self.command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            bufsize=0,
-            env=self.env,
-        )
-        assert self._proc.stdout is not None
-        self._out_fd = self._proc.stdout.fileno()
-        assert self._proc.stdin is not None
-        self._in_fd = self._proc.stdin.fileno()
+        self._spawn(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        proc = self.process
+        assert proc.stdout is not None
+        self._out_fd = proc.stdout.fileno()
+        assert proc.stdin is not None
+        self._in_fd = proc.stdin.fileno()
         self._poll.register(self._out_fd, select.POLLIN)
-        self._ps = psutil.Process(self._proc.pid)
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    @property
-    def process(self) -> subprocess.Popen[bytes]:
-        if self._proc is None:
-            raise RuntimeError("the server has not been started")
-        return self._proc
 
     def close(self, grace: float = 5.0) -> int | None:
         """Close stdin and wait; then SIGTERM, then SIGKILL. Returns the exit code."""
@@ -165,35 +128,6 @@ class StdioServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- process facts ----------------------------------------------------------------
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU time of the child so far (every thread)."""
-        assert self._ps is not None
-        times = self._ps.cpu_times()
-        return float(times.user + times.system)
-
-    def peak_rss_bytes(self) -> int:
-        """``VmHWM``: the resident set's high-water mark since the child started."""
-        with open(f"/proc/{self.pid}/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-        raise BenchFailure(f"{self.name}: no VmHWM in /proc/{self.pid}/status")
-
-    def stderr_tail(self, limit: int = 2000) -> str:
-        self._stderr.seek(0, os.SEEK_END)
-        size = self._stderr.tell()
-        self._stderr.seek(max(0, size - limit))
-        return self._stderr.read().decode(errors="replace")
-
-    def fail(self, problem: str) -> BenchFailure:
-        """A failure carrying the server's exit state and the tail of its stderr."""
-        code = self._proc.poll() if self._proc is not None else None
-        state = "still running" if code is None else f"exited with {code}"
-        tail = self.stderr_tail().strip() or "(empty)"
-        return BenchFailure(f"{self.name}: {problem} (server {state}); stderr tail:\n{tail}")
 
     # -- wire -------------------------------------------------------------------------
 
