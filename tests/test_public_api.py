@@ -24,6 +24,7 @@ EXPECTED = [
     "ProtocolError",
     "RequestTimeout",
     "Server",
+    "ServerMisbehaved",
     "ToolError",
     "ToolResult",
     "TransportError",

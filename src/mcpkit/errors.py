@@ -15,7 +15,8 @@
     ├── ToolError                  raised by a tool: a result with ``isError: true``
     ├── TransportError             local: the connection to the peer failed
     │   └── ConnectionClosed
-    └── RequestTimeout             local: no answer in time
+    ├── RequestTimeout             local: no answer in time
+    └── ServerMisbehaved           local: the server's answer breaks the protocol
 
 A server raises a :class:`ProtocolError` to answer a request with a JSON-RPC error.
 A client raises the same classes when the *peer* answered with an error response
@@ -239,3 +240,9 @@ class ConnectionClosed(TransportError):
 
 class RequestTimeout(MCPError):
     """No answer arrived within the request's timeout (a local error, never from the peer)."""
+
+
+class ServerMisbehaved(MCPError):
+    """The server's answer breaks the protocol (a local verdict, not the server's error):
+    an unknown ``resultType``, ``input_required`` where it is not allowed, endless rounds,
+    structured content that contradicts the tool's ``outputSchema``."""

@@ -93,3 +93,39 @@ def test_run_http_refuses_a_missing_file() -> None:
     )
     assert result.returncode == 2
     assert b"no such file" in result.stderr
+
+
+def test_call_reaches_a_streamable_http_server_with_url() -> None:
+    from conftest import RunningServer
+    from mcpkit.transports.http import create_app
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        from calculator_server import server
+    finally:
+        sys.path.pop(0)
+    with RunningServer(create_app(server)) as running:
+        result = subprocess.run(
+            [str(MCPKIT), "call", "add", "a=2", "b=3", "--url", f"{running.base}/mcp"],
+            capture_output=True,
+            timeout=60,
+        )
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().strip() == "5"
+
+
+def test_call_needs_exactly_one_way_to_reach_the_server() -> None:
+    both = subprocess.run(
+        [str(MCPKIT), "call", "add", "--url", "http://127.0.0.1:9/mcp", "--", "x"],
+        capture_output=True,
+        timeout=30,
+    )
+    assert both.returncode == 2
+    assert b"(one of the two)" in both.stderr
+    oauth_alone = subprocess.run(
+        [str(MCPKIT), "call", "add", "--oauth", "--", sys.executable, "-c", "pass"],
+        capture_output=True,
+        timeout=30,
+    )
+    assert oauth_alone.returncode == 2
+    assert b"--oauth and --token-file go with --url" in oauth_alone.stderr

@@ -1,7 +1,10 @@
 """The ``mcpkit`` command.
 
 ``mcpkit call <tool> [key=value ...] -- <server command ...>``
-    Start a server over stdio, call one tool and print the result. Values are parsed as
+``mcpkit call <tool> [key=value ...] --url <endpoint> [--oauth [--token-file PATH]]``
+    Start a server over stdio (or reach one over Streamable HTTP; ``--oauth`` signs in
+    through the browser when the server asks, keeping tokens in ``--token-file``), call
+    one tool and print the result. Values are parsed as
     strict JSON where they parse (``n=3`` is a number, ``flag=true`` a boolean,
     ``name=bob`` and ``x=NaN`` strings, ``'s="3"'`` the string ``3``). Exit status 1
     when the tool reports an error; 2 for bad usage, a server that cannot be started or
@@ -58,12 +61,17 @@ def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv[:index], argv[index + 1 :]
 
 
-async def _call(tool: str, arguments: dict[str, Any], command: list[str], as_json: bool) -> int:
+async def _call(tool: str, arguments: dict[str, Any], command: list[str], args: Any) -> int:
+    """Call ``tool`` on the server ``args`` name (``--url``) or ``command`` starts."""
     from mcpkit.client.client import Client
 
-    async with Client.stdio(command, stderr=lambda line: print(line, file=sys.stderr)) as client:
+    if args.url is not None:
+        client = Client.http(args.url, oauth=args.oauth, token_store=args.token_file)
+    else:
+        client = Client.stdio(command, stderr=lambda line: print(line, file=sys.stderr))
+    async with client:
         result = await client.call_tool(tool, arguments)
-    if as_json:
+    if args.json:
         print(codec.dumps_indented(result.raw))
     else:
         if result.text:
@@ -135,11 +143,14 @@ def _parser() -> argparse.ArgumentParser:
     call = commands.add_parser(
         "call",
         help="call one tool on a stdio server",
-        usage="mcpkit call TOOL [key=value ...] -- COMMAND ...",
+        usage="mcpkit call TOOL [key=value ...] (-- COMMAND ... | --url URL [--oauth])",
     )
     call.add_argument("tool")
     call.add_argument("assignments", nargs="*", metavar="key=value")
     call.add_argument("--json", action="store_true", help="print the raw result as JSON")
+    call.add_argument("--url", help="a Streamable HTTP endpoint instead of a stdio command")
+    call.add_argument("--oauth", action="store_true", help="sign in with OAuth when asked")
+    call.add_argument("--token-file", help="keep OAuth tokens in this file (mode 0600)")
     run = commands.add_parser(
         "run", help="serve a Server defined in a Python file over stdio or Streamable HTTP"
     )
@@ -156,8 +167,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     own, command = _split_command(args_list)
     args = _parser().parse_args(own)
     if args.command == "call":
-        if not command:
-            print("mcpkit call: give the server command after --", file=sys.stderr)
+        if bool(command) == (args.url is not None):
+            print(
+                "mcpkit call: give the server command after --, or --url URL (one of the two)",
+                file=sys.stderr,
+            )
+            return 2
+        if args.url is None and (args.oauth or args.token_file):
+            print("mcpkit call: --oauth and --token-file go with --url", file=sys.stderr)
+            return 2
+        if args.token_file and not args.oauth:
+            print("mcpkit call: --token-file goes with --oauth", file=sys.stderr)
             return 2
         try:
             arguments = parse_assignments(args.assignments)
@@ -165,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mcpkit call: {exc}", file=sys.stderr)
             return 2
         try:
-            return asyncio.run(_call(args.tool, arguments, command, args.json))
+            return asyncio.run(_call(args.tool, arguments, command, args))
         except KeyboardInterrupt:
             # asyncio.run cancelled the call, so the server was already shut down.
             print("mcpkit call: interrupted", file=sys.stderr)

@@ -23,7 +23,7 @@ closed). A stdio server that dies is restarted with backoff up to a cap, subscri
 re-opened and idempotent requests retried; on HTTP, idempotent requests are retried after
 connection failures. Errors the *server* sent are :class:`~mcpkit.errors.ProtocolError`
 with ``remote=True``; local failures are :class:`~mcpkit.errors.TransportError`,
-:class:`~mcpkit.errors.RequestTimeout` or :class:`~mcpkit.client.mrtr.ServerMisbehaved`.
+:class:`~mcpkit.errors.RequestTimeout` or :class:`~mcpkit.errors.ServerMisbehaved`.
 
 >>> async with Client.stdio([sys.executable, "examples/notes_server.py"]) as client:
 ...     tools = await client.list_tools()

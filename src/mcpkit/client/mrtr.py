@@ -16,19 +16,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcpkit.client.handlers import Handlers
-from mcpkit.errors import MCPError
+from mcpkit.errors import ServerMisbehaved
 from mcpkit.types.methods import CLIENT_REQUESTS
 
 __all__ = ["DEFAULT_MAX_ROUNDS", "ServerMisbehaved", "drive", "result_type"]
 
 DEFAULT_MAX_ROUNDS = 8
 KNOWN_RESULT_TYPES = frozenset({"complete", "input_required"})
-
-
-class ServerMisbehaved(MCPError):
-    """The server's answer breaks the protocol (a local verdict, not the server's error):
-    an unknown ``resultType``, ``input_required`` where it is not allowed, endless rounds,
-    structured content that contradicts the tool's ``outputSchema``."""
 
 
 def result_type(result: Mapping[str, Any]) -> str:
