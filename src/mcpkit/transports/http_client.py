@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 from mcpkit.errors import ConnectionClosed, MCPError, ProtocolError, RequestId, TransportError
 from mcpkit.protocol import codec
 from mcpkit.protocol.framing import DEFAULT_MAX_LINE
+from mcpkit.transports.sse import SseEvent, SseParser
 from mcpkit.types.methods import CLIENT_REQUESTS
 
 if TYPE_CHECKING:
@@ -155,103 +156,6 @@ def encode_header_value(value: str) -> str:
 
 
 # -- server-sent events -----------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class SseEvent:
-    """One dispatched SSE event (https://html.spec.whatwg.org/#event-stream-interpretation)."""
-
-    data: str
-    event: str = "message"
-    id: str | None = None
-    retry: int | None = None
-
-
-class SseParser:
-    """Incremental ``text/event-stream`` decoder: ``feed(bytes)`` -> complete events.
-
-    Lines end with CRLF, LF or CR; comment lines (``:``) are ignored; ``data`` lines are
-    joined with newlines; an event is dispatched on a blank line. A line longer than
-    ``max_line`` bytes is an error, so a server cannot make the client buffer without bound.
-    """
-
-    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
-        self.max_line = max_line
-        self._buffer = bytearray()
-        self._data: list[str] = []
-        self._event = ""
-        self._id: str | None = None
-        self._retry: int | None = None
-        self._has_id = False
-        self._first = True
-        self.last_event_id: str | None = None
-        self.retry_ms: int | None = None
-
-    def feed(self, chunk: bytes) -> list[SseEvent]:
-        self._buffer += chunk
-        events: list[SseEvent] = []
-        while True:
-            line, ok = self._next_line()
-            if not ok:
-                break
-            self._line(line, events)
-        if len(self._buffer) > self.max_line:
-            raise TransportError(f"SSE line exceeds the limit of {self.max_line} bytes")
-        return events
-
-    def _next_line(self) -> tuple[str, bool]:
-        buffer = self._buffer
-        for index, byte in enumerate(buffer):
-            if byte == 0x0A or byte == 0x0D:
-                if byte == 0x0D and index + 1 == len(buffer):
-                    return "", False  # a CR at the end may be half of CRLF: wait
-                raw = bytes(buffer[:index])
-                skip = 2 if byte == 0x0D and buffer[index + 1] == 0x0A else 1
-                del buffer[: index + skip]
-                text = raw.decode("utf-8", "replace")
-                if self._first:
-                    self._first = False
-                    text = text.removeprefix("\ufeff")
-                return text, True
-        return "", False
-
-    def _line(self, line: str, events: list[SseEvent]) -> None:
-        if not line:
-            self._dispatch(events)
-            return
-        if line.startswith(":"):
-            return
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        elif name == "id":
-            if "\0" not in value:
-                self._id = value
-                self._has_id = True
-        elif name == "retry" and value.isdigit():
-            self._retry = int(value)
-            self.retry_ms = self._retry
-
-    def _dispatch(self, events: list[SseEvent]) -> None:
-        if self._has_id:
-            self.last_event_id = self._id
-        if self._data or self._retry is not None or self._has_id:
-            events.append(
-                SseEvent(
-                    data="\n".join(self._data),
-                    event=self._event or "message",
-                    id=self._id if self._has_id else None,
-                    retry=self._retry,
-                )
-            )
-        self._data = []
-        self._event = ""
-        self._id = None
-        self._has_id = False
-        self._retry = None
 
 
 async def read_events(

@@ -2,17 +2,19 @@
 
 :func:`event` encodes one event whose ``data:`` line is a compact single-line JSON
 message — the conformance harness and most clients read SSE line by line, so a message
-must never span lines. :class:`EventParser` is the incremental decoder a client feeds
+must never span lines. :class:`SseParser` is the incremental decoder a client feeds
 with response chunks; it follows the WHATWG rules (comment lines start with ``:``, an
 empty line dispatches, ``retry`` sets the reconnection delay, ``id`` the last event id)
-and bounds the size of one event.
+and bounds the size of one line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KEEPALIVE", "EventParser", "ServerSentEvent", "event"]
+from mcpkit.errors import TransportError
+
+__all__ = ["KEEPALIVE", "SseEvent", "SseParser", "event"]
 
 KEEPALIVE = b":\n\n"
 DEFAULT_MAX_EVENT = 4 * 1024 * 1024
@@ -39,9 +41,9 @@ def event(
     return b"".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class ServerSentEvent:
-    """A decoded event."""
+@dataclass(slots=True)
+class SseEvent:
+    """One dispatched event (https://html.spec.whatwg.org/#event-stream-interpretation)."""
 
     data: str
     event: str = "message"
@@ -49,88 +51,93 @@ class ServerSentEvent:
     retry: int | None = None
 
 
-class EventTooLarge(ValueError):
-    """One event grew past the parser's limit."""
+class SseParser:
+    """Incremental ``text/event-stream`` decoder: ``feed(bytes)`` -> complete events.
 
+    Lines end with CRLF, LF or CR; a leading BOM is dropped; comment lines (``:``) are
+    ignored; ``data`` lines are joined with newlines; an event is dispatched on a blank
+    line (also one carrying only an ``id`` or a ``retry``, which a reconnecting client
+    needs). A line longer than ``max_line`` bytes is a :class:`TransportError`, so a
+    server cannot make the client buffer without bound.
+    """
 
-class EventParser:
-    """Incremental SSE decoder: ``feed(bytes)`` returns the events completed so far."""
-
-    def __init__(self, max_event: int = DEFAULT_MAX_EVENT) -> None:
-        self.max_event = max_event
-        self._buffer = b""
+    def __init__(self, max_line: int = DEFAULT_MAX_EVENT) -> None:
+        self.max_line = max_line
+        self._buffer = bytearray()
         self._data: list[str] = []
-        self._size = 0
         self._event = ""
         self._id: str | None = None
+        self._retry: int | None = None
+        self._has_id = False
+        self._first = True
         self.last_event_id: str | None = None
-        self.retry: int | None = None
+        self.retry_ms: int | None = None
 
-    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+    def feed(self, chunk: bytes) -> list[SseEvent]:
         self._buffer += chunk
-        events: list[ServerSentEvent] = []
+        events: list[SseEvent] = []
         while True:
-            cut = _line_end(self._buffer)
-            if cut is None:
-                if len(self._buffer) > self.max_event:
-                    raise EventTooLarge(f"an SSE line exceeds {self.max_event} bytes")
-                return events
-            end, skip = cut
-            line = self._buffer[:end].decode("utf-8", "replace")
-            self._buffer = self._buffer[end + skip :]
-            finished = self._line(line)
-            if finished is not None:
-                events.append(finished)
+            line = self._next_line()
+            if line is None:
+                break
+            self._line(line, events)
+        if len(self._buffer) > self.max_line:
+            raise TransportError(f"SSE line exceeds the limit of {self.max_line} bytes")
+        return events
 
-    def _line(self, line: str) -> ServerSentEvent | None:
+    def _next_line(self) -> str | None:
+        buffer = self._buffer
+        lf = buffer.find(b"\n")
+        cr = buffer.find(b"\r")
+        if lf == -1 and cr == -1:
+            return None
+        if cr == -1 or (lf != -1 and lf < cr):
+            end, skip = lf, 1
+        elif cr + 1 == len(buffer):
+            return None  # a CR at the very end may be the first half of CRLF
+        else:
+            end, skip = cr, (2 if buffer[cr + 1] == 0x0A else 1)
+        text = bytes(buffer[:end]).decode("utf-8", "replace")
+        del buffer[: end + skip]
+        if self._first:
+            self._first = False
+            text = text.removeprefix("\ufeff")
+        return text
+
+    def _line(self, line: str, events: list[SseEvent]) -> None:
         if not line:
-            return self._dispatch()
+            self._dispatch(events)
+            return
         if line.startswith(":"):
-            return None
-        field, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if field == "data":
-            self._size += len(value) + 1
-            if self._size > self.max_event:
-                raise EventTooLarge(f"an SSE event exceeds {self.max_event} bytes")
+            return
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
             self._data.append(value)
-        elif field == "event":
+        elif name == "event":
             self._event = value
-        elif field == "id" and "\0" not in value:
-            self._id = value
-        elif field == "retry" and value.isdigit():
-            self.retry = int(value)
-        return None
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value
+                self._has_id = True
+        elif name == "retry" and value.isdigit():
+            self._retry = int(value)
+            self.retry_ms = self._retry
 
-    def _dispatch(self) -> ServerSentEvent | None:
-        if self._id is not None:
+    def _dispatch(self, events: list[SseEvent]) -> None:
+        if self._has_id:
             self.last_event_id = self._id
-        if not self._data:
-            self._event = ""
-            self._id = None
-            return None
-        result = ServerSentEvent(
-            data="\n".join(self._data),
-            event=self._event or "message",
-            id=self._id,
-            retry=self.retry,
-        )
+        if self._data or self._retry is not None or self._has_id:
+            events.append(
+                SseEvent(
+                    data="\n".join(self._data),
+                    event=self._event or "message",
+                    id=self._id if self._has_id else None,
+                    retry=self._retry,
+                )
+            )
         self._data = []
-        self._size = 0
         self._event = ""
         self._id = None
-        return result
-
-
-def _line_end(buffer: bytes) -> tuple[int, int] | None:
-    """Index and length of the first line terminator (CRLF, LF or CR)."""
-    lf = buffer.find(b"\n")
-    cr = buffer.find(b"\r")
-    if cr == -1 and lf == -1:
-        return None
-    if cr == -1 or (lf != -1 and lf < cr):
-        return lf, 1
-    if cr + 1 == len(buffer):
-        return None  # a CR at the very end may be the first half of CRLF
-    return (cr, 2) if buffer[cr + 1 : cr + 2] == b"\n" else (cr, 1)
+        self._has_id = False
+        self._retry = None
