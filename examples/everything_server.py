@@ -2,7 +2,11 @@
 
 Run it over stdio with ``python examples/everything_server.py --stdio``, or over
 Streamable HTTP with ``python examples/everything_server.py --port 3001`` (``--host``
-defaults to 127.0.0.1). Fixture names and shapes follow ``conformance.md`` §6.4-6.5:
+defaults to 127.0.0.1). It is dual-era: modern clients (2026-07-28) and legacy ones
+(an ``initialize`` handshake, 2025-11-25 back to 2024-11-05) are served by the same
+process, over HTTP on the same ``/mcp`` endpoint, and the deprecated HTTP+SSE transport
+of 2024-11-05 answers beside it at ``/sse``. Fixture names and shapes follow
+``conformance.md`` §6.3-6.5:
 content tools, progress and logging tools, input-required (multi round-trip) tools,
 the server-stateless diagnostics, static and templated resources, prompts and a
 completion. Unknown tools are still -32602, as the spec says.
@@ -456,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ImportError, AttributeError) as exc:
         print(f"HTTP serving is not available in this installation: {exc}", file=sys.stderr)
         return 2
-    run_http(server, host=args.host, port=args.port)
+    run_http(server, host=args.host, port=args.port, legacy_sse=True)
     return 0
 
 

@@ -3,7 +3,10 @@ under the repository (both directories are git-ignored):
 
 * ``.venv-interop/``: a virtual environment with the official Python SDK, ``mcp==2.3.0``
   (never installed into mcpkit's own ``.venv``);
-* ``.cache/interop/``: an npm prefix with ``@modelcontextprotocol/server-everything``.
+* ``.cache/interop/``: an npm prefix with ``@modelcontextprotocol/server-everything``;
+* ``.cache/interop-inspector/``: an npm prefix with the MCP Inspector
+  (``@modelcontextprotocol/inspector``, whose ``--cli`` is a legacy client) and the
+  Node.js 22 it needs (``node@22`` from npm: the machines may have an older one).
 
 A marker file records what each was built from; a changed pin rebuilds it. HTTP servers
 are started on a free 127.0.0.1 port and stopped (process group and all) after the test.
@@ -31,6 +34,10 @@ SDK_REQUIREMENT = "mcp==2.3.0"
 EVERYTHING = "@modelcontextprotocol/server-everything"
 EVERYTHING_VERSION = "2026.8.31"
 SDK_SERVER = Path(__file__).with_name("servers") / "sdk_server.py"
+INSPECTOR_PREFIX = ROOT / ".cache" / "interop-inspector"
+INSPECTOR = "@modelcontextprotocol/inspector"
+INSPECTOR_VERSION = "2.12.0"
+INSPECTOR_NODE = "node@22"
 BIND_LOCALHOST = """\
 const net = require("net");
 const listen = net.Server.prototype.listen;
@@ -100,6 +107,34 @@ def everything_js() -> tuple[str, Path, Path]:
     if not preload.exists() or preload.read_text() != BIND_LOCALHOST:
         preload.write_text(BIND_LOCALHOST)
     return node, package / "dist" / "index.js", preload
+
+
+@pytest.fixture(scope="session")
+def inspector() -> tuple[Path, Path]:
+    """(a Node.js >= 22, the Inspector's entry point), installed on first use."""
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("npm is needed for the interop tests")
+    package = INSPECTOR_PREFIX / "node_modules" / INSPECTOR
+    manifest = package / "package.json"
+    node = INSPECTOR_PREFIX / "node_modules" / ".bin" / "node"
+    wanted = f'"version": "{INSPECTOR_VERSION}"'
+    if not (manifest.exists() and wanted in manifest.read_text() and node.exists()):
+        INSPECTOR_PREFIX.mkdir(parents=True, exist_ok=True)
+        _run(
+            [
+                npm,
+                "install",
+                "--prefix",
+                str(INSPECTOR_PREFIX),
+                "--no-audit",
+                "--no-fund",
+                "--silent",
+                f"{INSPECTOR}@{INSPECTOR_VERSION}",
+                INSPECTOR_NODE,
+            ]
+        )
+    return node, INSPECTOR_PREFIX / "node_modules" / ".bin" / "mcp-inspector"
 
 
 def free_port() -> int:
