@@ -107,3 +107,46 @@ async def test_end_of_input_with_a_question_outstanding_exits_cleanly(
     await peer.initialize({"elicitation": {}})
     await peer.post(1, "tools/call", {"name": "test_elicitation", "arguments": {"message": "?"}})
     await peer.server_request("elicitation/create")
+
+
+async def test_every_list_and_every_fixture_is_valid_for_the_legacy_schema(
+    peer: LegacyStdioPeer,
+) -> None:
+    await peer.initialize()
+    ids = iter(range(1, 1000))
+    tools = (await peer.ask(next(ids), "tools/list"))["result"]["tools"]
+    for name in (
+        "test_simple_text",
+        "test_image_content",
+        "test_audio_content",
+        "test_embedded_resource",
+        "test_multiple_content_types",
+        "test_error_handling",
+    ):
+        assert name in [tool["name"] for tool in tools]
+        assert "result" in await peer.ask(next(ids), "tools/call", {"name": name})
+    resources = (await peer.ask(next(ids), "resources/list"))["result"]["resources"]
+    for resource in resources:
+        read = await peer.ask(next(ids), "resources/read", {"uri": resource["uri"]})
+        assert read["result"]["contents"][0]["uri"] == resource["uri"]
+    await peer.ask(next(ids), "resources/templates/list")
+    read = await peer.ask(next(ids), "resources/read", {"uri": "test://template/123/data"})
+    assert "123" in read["result"]["contents"][0]["text"]
+    prompts = (await peer.ask(next(ids), "prompts/list"))["result"]["prompts"]
+    for prompt in prompts:
+        if prompt["name"].startswith("test_input_required"):
+            continue
+        arguments = {a["name"]: "test://x" for a in prompt.get("arguments", [])}
+        got = await peer.ask(
+            next(ids), "prompts/get", {"name": prompt["name"], "arguments": arguments}
+        )
+        assert got["result"]["messages"]
+    completed = await peer.ask(
+        next(ids),
+        "completion/complete",
+        {
+            "ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+            "argument": {"name": "arg1", "value": "pa"},
+        },
+    )
+    assert completed["result"]["completion"]["values"] == ["paris", "park", "parallel"]

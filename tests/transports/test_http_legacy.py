@@ -413,6 +413,24 @@ async def test_modern_requests_are_served_beside_legacy_sessions(
     assert "resultType" not in legacy["result"]
 
 
+async def test_a_request_with_modern_meta_inside_a_session_is_served_modern(
+    session: LegacyHttp,
+) -> None:
+    assert session.session_id is not None
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "modern"}, "_meta": MODERN_META},
+    }
+    headers = session.headers(
+        mcp_protocol_version="2026-07-28", mcp_method="tools/call", mcp_name="echo"
+    )
+    response = await session.client.post(session.url, content=json.dumps(body), headers=headers)
+    assert response.status_code == 200
+    assert response.json()["result"]["resultType"] == "complete"
+
+
 async def test_stopping_the_server_ends_the_get_streams(client: httpx.AsyncClient) -> None:
     running = RunningServer(create_app(build_server()))
     with running:

@@ -40,7 +40,10 @@ above. Within a session:
   handed over) and ``notifications/cancelled`` cancels the named call;
 * GET opens the session's standalone SSE stream (one at a time, 409 for a second;
   keep-alive comments while idle), DELETE ends the session (200);
-* GET and DELETE without a session id remain 405.
+* GET and DELETE without a session id remain 405;
+* a client that disconnects from a POST still cancels its call: the endpoint keeps no
+  event log to resume a stream from (``§Resumability and Redelivery`` is optional), so
+  an answer could never be delivered.
 
 Sessions live in a :class:`~mcpkit.transports.session.SessionStore`, bounded in number
 and idle time (:class:`~mcpkit.transports.session.MemorySessionStore` by default). The
