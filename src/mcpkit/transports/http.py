@@ -60,7 +60,7 @@ import contextlib
 import ipaddress
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, MutableMapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.errors import (
     HeaderMismatch,
@@ -77,6 +77,9 @@ from mcpkit.transports.base import ServerApp
 from mcpkit.transports.session import MemorySessionStore, Session, SessionStore, new_session_id
 from mcpkit.transports.sse import KEEPALIVE, event
 from mcpkit.types.methods import CLIENT_REQUESTS
+
+if TYPE_CHECKING:
+    from mcpkit.transports.sse_server import SseServerApp
 
 logger = logging.getLogger("mcpkit.http")
 
@@ -437,7 +440,13 @@ _STATUS_BY_CODE = {
 
 
 class StreamableHTTPApp:
-    """The MCP endpoint as an ASGI application."""
+    """The MCP endpoint as an ASGI application.
+
+    For a dual-era ``app`` (one with ``legacy_versions``), ``sessions`` is the table of
+    legacy sessions (default: a bounded :class:`MemorySessionStore`). ``legacy_sse``
+    also serves the HTTP+SSE transport of 2024-11-05 at ``sse_path`` and
+    ``messages_path``, with the same host policy, limits and ``auth``.
+    """
 
     def __init__(
         self,
@@ -473,7 +482,7 @@ class StreamableHTTPApp:
         self.sessions: SessionStore | None = None
         if legacy:
             self.sessions = sessions if sessions is not None else MemorySessionStore()
-        self.sse: Any = None
+        self.sse: SseServerApp | None = None
         if legacy_sse:
             from mcpkit.transports.sse_server import SseServerApp
 
@@ -990,7 +999,8 @@ class _Headers:
 
 
 def create_app(app: ServerApp, **options: Any) -> StreamableHTTPApp:
-    """The ASGI application serving ``app`` at ``path`` (default ``/mcp``)."""
+    """The ASGI application serving ``app`` at ``path`` (default ``/mcp``); with
+    ``legacy_sse=True`` also the HTTP+SSE transport at ``/sse`` and ``/messages``."""
     return StreamableHTTPApp(app, **options)
 
 
