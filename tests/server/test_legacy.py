@@ -112,6 +112,28 @@ def build_server(**options: Any) -> Server:
         return "added"
 
     @server.tool
+    def add_prompt() -> str:
+        """Add a prompt (prompts/list_changed)."""
+
+        def fresh() -> str:
+            """Fresh."""
+            return "fresh"
+
+        server.add_prompt(fresh)
+        return "added"
+
+    @server.tool
+    def add_resource() -> str:
+        """Add a resource (resources/list_changed)."""
+
+        def new() -> str:
+            """New."""
+            return "new"
+
+        server.add_resource(new, "file:///new.txt")
+        return "added"
+
+    @server.tool
     def touch(uri: str) -> str:
         """Announce new contents of a resource."""
         server.notify_resource_updated(uri)
@@ -680,17 +702,23 @@ async def test_subscribe_on_a_server_without_resources_is_method_not_found() -> 
     assert error(reply)["code"] == METHOD_NOT_FOUND
 
 
-async def test_list_changes_reach_every_session() -> None:
+@pytest.mark.parametrize(
+    ("tool", "notification"),
+    [
+        ("add_tool", "notifications/tools/list_changed"),
+        ("add_prompt", "notifications/prompts/list_changed"),
+        ("add_resource", "notifications/resources/list_changed"),
+    ],
+)
+async def test_list_changes_reach_every_session(tool: str, notification: str) -> None:
     server = build_server()
     async with legacy_memory_peer(server) as first, legacy_memory_peer(server) as second:
         await first.initialize()
         await second.initialize()
-        await call(first, 1, "add_tool")
+        await call(first, 1, tool)
         await first.response(1)
         for peer in (first, second):
-            changed = await peer.next(
-                lambda f: f.get("method") == "notifications/tools/list_changed"
-            )
+            changed = await peer.next(lambda f: f.get("method") == notification)
             assert "id" not in changed
 
 

@@ -299,3 +299,23 @@ async def test_mounted_beside_the_streamable_endpoint_both_transports_answer() -
             )
     assert modern.status_code == 200
     assert modern.json()["result"]["resultType"] == "complete"
+
+
+async def test_a_modern_only_server_names_its_versions_to_initialize_over_http_sse() -> None:
+    app = create_sse_app(Server("modern-only", "1.0.0", supported_versions=["2026-07-28"]))
+    with RunningServer(app) as running:
+        async with (
+            httpx.AsyncClient(timeout=10) as client,
+            client.stream("GET", f"{running.base}/sse") as stream,
+        ):
+            peer = SseClient(client, running.base, SseReader(stream))
+            await peer.open()
+            params = {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": CLIENT_INFO,
+            }
+            await peer.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+            reply = await peer.message()
+    assert reply["error"]["code"] == -32022
+    assert reply["error"]["data"]["supported"] == ["2026-07-28"]
