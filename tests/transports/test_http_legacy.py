@@ -164,6 +164,17 @@ def test_a_legacy_request_without_a_session_id_is_400(
     assert "Mcp-Session-Id" in response.json()["error"]["message"]
 
 
+def test_a_modern_body_with_a_legacy_protocol_header_is_a_header_mismatch(
+    http: RunningServer,
+) -> None:
+    body = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": MODERN_META}}
+    headers = legacy_headers(version="2025-11-25", mcp_method="tools/list")
+    response = raw_post(http.base, body, headers)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32020
+    assert response.json()["id"] == 3
+
+
 def test_an_unknown_session_id_is_404(http: RunningServer) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     response = raw_post(http.base, body, legacy_headers("no-such-session"))
