@@ -403,6 +403,15 @@ async def test_legacy_results_are_valid_for_2025_11_25_and_carry_no_modern_field
     assert "_meta" not in returned
 
 
+async def test_an_unknown_resource_is_32002_with_its_uri() -> None:
+    async with legacy_memory_peer(build_server()) as peer:
+        await peer.initialize()
+        reply = await peer.ask(1, "resources/read", {"uri": "file:///missing.txt"})
+    failure = error(reply)
+    assert failure["code"] == -32002
+    assert failure["data"] == {"uri": "file:///missing.txt"}
+
+
 async def test_structured_content_that_is_not_an_object_is_left_out() -> None:
     async with legacy_memory_peer(build_server()) as peer:
         await peer.initialize()

@@ -20,7 +20,9 @@ here, by the same handlers modern requests use, with these differences:
   ``cacheScope`` or server ``_meta``; ``structuredContent`` and ``outputSchema`` only
   where they are objects (``2025-11-25/server/tools.mdx`` §Structured Content);
 * list-changed notifications reach every session, ``notifications/resources/updated``
-  the sessions subscribed to the URI, through the session's own stream.
+  the sessions subscribed to the URI, through the session's own stream;
+* an unknown resource is -32002 (``2025-11-25/server/resources.mdx`` §Error Handling),
+  where the modern revision uses -32602.
 
 Requests that arrive after the ``initialize`` response but before
 ``notifications/initialized`` are served (the lifecycle only asks the *client* to wait
@@ -62,6 +64,7 @@ from mcpkit.server.bus import (
 )
 from mcpkit.server.context import Context
 from mcpkit.server.mrtr import INPUT_METHODS
+from mcpkit.server.resources import resource_not_found
 from mcpkit.transports.base import Channel
 from mcpkit.transports.session import MAX_SUBSCRIPTIONS, Session
 from mcpkit.types.inputs import ELICIT
@@ -77,6 +80,8 @@ logger = logging.getLogger("mcpkit.server")
 _LIST_CHANGED = frozenset({TOOLS_CHANGED, PROMPTS_CHANGED, RESOURCES_CHANGED})
 _DROPPED_FIELDS = ("resultType", "ttlMs", "cacheScope")
 _SEND_ALL = LOG_LEVELS[0]
+_NOT_FOUND = resource_not_found("").message
+RESOURCE_NOT_FOUND = -32002
 # Form-mode elicitation gained its ``mode`` field in 2025-11-25 (client/elicitation.mdx).
 _MODE_FIELD_SINCE = "2025-11-25"
 
@@ -247,7 +252,7 @@ class LegacyServing:
             finally:
                 context.finish()
         except ProtocolError as exc:
-            return error_response(request.id, exc)
+            return error_response(request.id, _legacy_error(method, exc))
         except Exception:
             logger.exception("internal error handling %s", method)
             return error_response(request.id, InternalError())
@@ -328,6 +333,19 @@ def _request_meta(session: Session, params: dict[str, Any]) -> RequestMeta:
         token,
         raw,
     )
+
+
+def _legacy_error(method: str, exc: ProtocolError) -> ProtocolError | dict[str, Any]:
+    """The error as the legacy revision spells it: -32002 for an unknown resource."""
+    if (
+        method == "resources/read"
+        and isinstance(exc, InvalidParams)
+        and exc.message == _NOT_FOUND
+        and isinstance(exc.data, dict)
+        and "uri" in exc.data
+    ):
+        return {"code": RESOURCE_NOT_FOUND, "message": exc.message, "data": exc.data}
+    return exc
 
 
 def _response(request: Request, result: dict[str, Any]) -> dict[str, Any]:
