@@ -240,9 +240,13 @@ def _profile(args: argparse.Namespace, specs: list[ServerSpec], bench_env: Path)
 def measure(args: argparse.Namespace, repo: Path, bench_env: Path, mcpkit_python: Path) -> int:
     """Run the benchmark the arguments describe; 0 when every answer was right."""
     with tempfile.TemporaryDirectory(prefix="mcpkit-bench-") as scratch:
-        snapshot = Path(scratch) if args.mcpkit_ref else None
-        commit = _snapshot(repo, args.mcpkit_ref, snapshot) if snapshot else None
-        provenance = _provenance(repo, args.mcpkit_ref, commit)
+        if args.mcpkit_tree:
+            snapshot: Path | None = args.mcpkit_tree.resolve()
+            provenance = {"ref": f"tree {snapshot}", "commit": "-", "uncommitted": []}
+        else:
+            snapshot = Path(scratch) if args.mcpkit_ref else None
+            commit = _snapshot(repo, args.mcpkit_ref, snapshot) if snapshot else None
+            provenance = _provenance(repo, args.mcpkit_ref, commit)
         all_specs = servers(repo, mcpkit_python, Path(sys.executable), snapshot)
         env = {**child_environment(), **dict(all_specs[0].env)}
         provenance["imported_from"] = _check_interpreter(mcpkit_python, env)

@@ -93,6 +93,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="measure mcpkit's src/ and examples/ as of this git commit (e.g. HEAD) instead of "
         "the working tree, which may change while the rounds run",
     )
+    parser.add_argument(
+        "--mcpkit-tree",
+        metavar="DIR",
+        type=Path,
+        help="measure the src/ and examples/ under DIR instead (an experiment kept outside "
+        "the repository)",
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     args.argv = list(argv)
@@ -100,6 +107,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args.seconds = args.seconds or (0.5 if quick else 2.0)
     args.http_seconds = args.http_seconds or (1 if quick else 2)
     args.cold = args.cold or (1 if quick else 3)
+    if args.mcpkit_ref and args.mcpkit_tree:
+        parser.error("--mcpkit-ref and --mcpkit-tree exclude each other")
+    if args.mcpkit_tree and not (args.mcpkit_tree / "src" / "mcpkit").is_dir():
+        parser.error(f"--mcpkit-tree: {args.mcpkit_tree}/src/mcpkit is not a directory")
     numbers = (args.rounds, args.seconds, args.http_seconds, args.cold, args.depth)
     if min(numbers) <= 0 or args.wrk_threads < 1:
         parser.error("--rounds, --seconds, --http-seconds, --cold, --depth must be positive")
