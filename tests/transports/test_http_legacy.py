@@ -23,6 +23,7 @@ from conftest import RunningServer
 from mcpkit import Context, Server
 from mcpkit.auth.resource import ProtectedResource
 from mcpkit.auth.verifiers import JWTVerifier, StaticKeys
+from mcpkit.server.bus import InMemoryBus
 from mcpkit.transports.http import create_app
 from mcpkit.transports.session import MemorySessionStore
 
@@ -37,8 +38,8 @@ NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "requ
 SIGNER = Signer.rsa("key-1")
 
 
-def build_server() -> Server:
-    server = Server("legacy-http", "1.0.0")
+def build_server(**options: Any) -> Server:
+    server = Server("legacy-http", "1.0.0", **options)
 
     @server.tool
     def echo(text: str) -> str:
@@ -217,6 +218,20 @@ async def test_delete_ends_the_session_and_later_requests_get_404(
     ended = await client.delete(session.url, headers=session.headers())
     assert ended.status_code == 200
     assert (await session.post(1, "ping")).status_code == 404
+
+
+async def test_an_ended_session_stops_hearing_about_changes(client: httpx.AsyncClient) -> None:
+    bus = InMemoryBus()
+    with RunningServer(create_app(build_server(bus=bus))) as running:
+        legacy = LegacyHttp(client, f"{running.base}/mcp")
+        await legacy.initialize()
+        assert bus.subscriber_count == 1
+        await client.delete(legacy.url, headers=legacy.headers())
+        for _ in range(50):
+            if bus.subscriber_count == 0:
+                break
+            await asyncio.sleep(0.02)
+        assert bus.subscriber_count == 0
 
 
 def test_delete_of_an_unknown_session_is_404(http: RunningServer) -> None:
