@@ -14,6 +14,11 @@ the answer is not in the request yet, the server replies ``input_required`` and 
 client retries with the answer, which runs the handler again *from the top*. Code before
 an input point therefore runs once per round: keep it free of effects that must happen
 once (or make them idempotent), and do the real work after the last question.
+
+On a legacy session (a client that opened with ``initialize``) the same calls send the
+client a real ``elicitation/create``, ``sampling/createMessage`` or ``roots/list`` request
+and wait for its answer, so the handler runs once; the client's identity, capabilities
+and log level are those it declared for the session (see :mod:`mcpkit.server.legacy`).
 """
 
 from __future__ import annotations
