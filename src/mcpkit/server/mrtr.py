@@ -13,8 +13,9 @@ context hands the question to the request's :class:`InputStrategy`, chosen per r
   handlers that ask for input must be idempotent up to their input points.
 * :class:`NoInputs` for methods that may not ask (only ``tools/call``, ``prompts/get``
   and ``resources/read`` may answer ``input_required``).
-* A legacy session's strategy sends a real server-to-client request and awaits it; it
-  plugs into the same :class:`InputStrategy` seam.
+* :class:`~mcpkit.server.legacy.LegacyInputs` for a legacy session: a real
+  server-to-client request on the call's own stream, awaited (with a timeout, and
+  cancelled with the call); it plugs into the same :class:`InputStrategy` seam.
 
 Keys name input requests. An author may choose one (``key="user_name"``); otherwise it is
 derived from the request's content (``elicit_<digest>``, ``sample_<digest>``,
