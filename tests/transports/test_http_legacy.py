@@ -457,6 +457,17 @@ async def test_a_request_with_modern_meta_inside_a_session_is_served_modern(
     assert response.json()["result"]["resultType"] == "complete"
 
 
+def test_a_modern_request_ignores_a_session_id_it_carries(http: RunningServer) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": MODERN_META}}
+    headers = legacy_headers(
+        "not-a-session", version="2026-07-28", mcp_method="tools/list", last_event_id="4"
+    )
+    response = raw_post(http.base, body, headers)
+    assert response.status_code == 200
+    assert response.json()["result"]["resultType"] == "complete"
+    assert "mcp-session-id" not in response.headers
+
+
 async def test_stopping_the_server_ends_the_get_streams(client: httpx.AsyncClient) -> None:
     running = RunningServer(create_app(build_server()))
     with running:

@@ -33,7 +33,8 @@ request without modern ``_meta`` whose ``MCP-Protocol-Version`` is absent or leg
 legacy request without its session id (400); everything else is modern and validated as
 above. Within a session:
 
-* an unknown or expired id, or one created by another authenticated caller, gets 404;
+* an unknown or expired id, or one created by another authenticated caller, gets 404
+  (a request with modern ``_meta`` is modern whatever session id it carries);
 * ``MCP-Protocol-Version``, when sent, must be the negotiated version (400);
 * JSON-RPC errors travel with status 200 (a 404 would tell the client its session ended);
 * a POST may carry the client's response to a server-to-client request (202 once
@@ -586,18 +587,21 @@ class StreamableHTTPApp:
                     await outcome.send(send)
                     return
                 principal = outcome
-            if session_id is not None:
+            if method == "GET":
+                assert session_id is not None
                 session = self._session(session_id, principal)
-                if method == "GET":
-                    await self._standalone_stream(session, headers, receive, send)
-                    return
-                if method == "DELETE":
-                    self._end_session(session)
-                    await _respond(send, 200, b"")
-                    return
+                await self._standalone_stream(session, headers, receive, send)
+                return
+            if method == "DELETE":
+                assert session_id is not None
+                self._end_session(self._session(session_id, principal))
+                await _respond(send, 200, b"")
+                return
             self._check_content_negotiation(headers)
             body = await self._read_body(headers, receive)
-            message = self._parse(body, responses=session is not None)
+            message = self._parse(body, responses=session_id is not None)
+            if session_id is not None and _legacy_message(message):
+                session = self._session(session_id, principal)
         except _Reject as reject:
             await self._reject(send, reject)
             return
@@ -611,7 +615,7 @@ class StreamableHTTPApp:
             if denied is not None:
                 await denied.send(send)
                 return
-        if session is not None and not has_modern_meta(message.params):
+        if session is not None:
             await self._session_message(session, message, headers, receive, send, principal)
             return
         if isinstance(message, Notification):
@@ -936,6 +940,15 @@ class StreamableHTTPApp:
                     await handler
                 return True
             await channel.keepalive()
+
+
+def _legacy_message(message: jsonrpc.Message) -> bool:
+    """A message a legacy session may carry: a response, or one without modern ``_meta``
+    (a modern request that happens to carry a session id stays modern, and the id is
+    ignored, ``basic/versioning.mdx``)."""
+    if isinstance(message, Response | ErrorResponse):
+        return True
+    return not has_modern_meta(message.params)
 
 
 def _cancel(session: Session, params: dict[str, Any] | None) -> None:
