@@ -175,7 +175,9 @@ class _Output:
     async def open(self, flow: _Input) -> None:
         if _is_stream(self.fd):
             loop = asyncio.get_running_loop()
-            pipe = os.fdopen(self.fd, "wb", buffering=0, closefd=False)
+            # A private duplicate: event loops (uvloop among them) close the descriptor
+            # of a pipe transport they close, and fd 1 / the wire fd must survive that.
+            pipe = os.fdopen(os.dup(self.fd), "wb", buffering=0)
             transport, protocol = await loop.connect_write_pipe(lambda: _WriteProtocol(flow), pipe)
             self._transport, self._protocol = transport, protocol
 
@@ -215,13 +217,14 @@ class _Input:
     async def open(self, on_data: Callable[[bytes], None], on_eof: Callable[[], None]) -> None:
         loop = asyncio.get_running_loop()
         if _is_stream(self.fd):
-            pipe = os.fdopen(self.fd, "rb", buffering=0, closefd=False)
+            pipe = os.fdopen(os.dup(self.fd), "rb", buffering=0)
             transport, _ = await loop.connect_read_pipe(
                 lambda: _ReadProtocol(on_data, on_eof), pipe
             )
             # asyncio's pipe transport reads max_size bytes at a time (an instance
             # attribute of _UnixReadPipeTransport; a class default of 256 KiB).
-            cast(Any, transport).max_size = _READ_SIZE
+            if hasattr(transport, "max_size"):
+                cast(Any, transport).max_size = _READ_SIZE
             self._transport = transport
             if not self._running.is_set():
                 transport.pause_reading()
