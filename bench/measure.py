@@ -139,9 +139,18 @@ def _sections(args: argparse.Namespace) -> list[Section]:
 def _pinning(args: argparse.Namespace) -> tuple[int | None, int | None]:
     """(server CPU, load-generator CPU), or no pinning with fewer than two CPUs."""
     cpus = sorted(os.sched_getaffinity(0))
-    if not args.pin or len(cpus) < 2:
+    if args.pin == "none" or len(cpus) < 2:
         return None, None
     return cpus[-1], cpus[0]
+
+
+def _pinning_text(config: SuiteConfig) -> str:
+    if config.server_cpu is None:
+        return "not pinned"
+    http = f"HTTP servers on CPU {config.server_cpu}, wrk on CPU {config.client_cpu}"
+    if config.pin_stdio:
+        return f"{http}; stdio servers on CPU {config.server_cpu}, harness on {config.client_cpu}"
+    return f"{http}; stdio not pinned"
 
 
 def _progress(round_index: int, section: Section, name: str, turn: dict[str, float]) -> None:
@@ -194,6 +203,7 @@ def _config(args: argparse.Namespace, wrk: str | None) -> SuiteConfig:
         wrk_threads=args.wrk_threads,
         server_cpu=server_cpu,
         client_cpu=client_cpu,
+        pin_stdio=args.pin == "all",
     )
 
 
@@ -266,16 +276,12 @@ def _run(
 ) -> int:
     wrk = ensure_wrk() if "http" in args.transports else None
     config = _config(args, wrk)
-    if config.client_cpu is not None:
+    if config.client_cpu is not None and config.pin_stdio:
         os.sched_setaffinity(0, {config.client_cpu})
     machine = _machine(wrk, mcpkit_python, env)
     sections = _sections(args)
     started = datetime.datetime.now()
-    pinning = (
-        "not pinned"
-        if config.server_cpu is None
-        else f"servers on CPU {config.server_cpu}, harness and wrk on CPU {config.client_cpu}"
-    )
+    pinning = _pinning_text(config)
     print(
         f"bench: tools/call add over {', '.join(s.key for s in sections)}; {config.rounds} "
         f"round(s); stdio {config.seconds:g} s per phase, {config.cold} cold start(s), "

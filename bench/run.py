@@ -74,9 +74,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--wrk-threads", type=int, default=2, help="wrk threads (default 2)")
     parser.add_argument(
         "--pin",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="pin servers to the last CPU and the harness and wrk to the first (default on)",
+        choices=["http", "all", "none"],
+        default="http",
+        help="CPU pinning: http (default) puts HTTP servers on the last CPU and wrk on the "
+        "first; all also pins stdio servers and the harness; none pins nothing",
     )
     parser.add_argument(
         "--servers", default="mcpkit,official,floor", help="comma-separated subset, in order"

@@ -98,6 +98,7 @@ class SuiteConfig:
     wrk_threads: int = 2
     server_cpu: int | None = None
     client_cpu: int | None = None
+    pin_stdio: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {**self.__dict__, "concurrency": list(self.concurrency)}
@@ -140,7 +141,7 @@ def _stdio_server(spec: ServerSpec, stderr: Any, config: SuiteConfig) -> StdioSe
         stderr,
         timeout=config.timeout,
         env=spec.env,
-        cpu=config.server_cpu,
+        cpu=config.server_cpu if config.pin_stdio else None,
     )
 
 
