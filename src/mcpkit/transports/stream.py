@@ -25,8 +25,10 @@ answer to one of its requests.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcpkit.errors import InternalError, InvalidRequest, ProtocolError, RequestId
@@ -118,6 +120,7 @@ class StreamServerConnection:
         self.principal = principal
         self.session: Session | None = None
         self._drain: asyncio.Task[None] | None = None
+        self._batch: list[bytes] | None = None
         self.closed = False
 
     # -- input ------------------------------------------------------------------------
@@ -129,8 +132,20 @@ class StreamServerConnection:
         """
         if self.closed:
             return
-        for frame in self._reader.feed(data):
-            self._frame(frame)
+        frames = self._reader.feed(data)
+        if not frames:
+            return
+        # Handlers that finish without waiting answer during this call (see
+        # _start_request); their lines go out together in one write.
+        batch: list[bytes] = []
+        self._batch = batch
+        try:
+            for frame in frames:
+                self._frame(frame)
+        finally:
+            self._batch = None
+            if batch:
+                self._write(b"".join(batch))
 
     def feed_eof(self) -> None:
         """The peer closed its side; a last line without a newline still counts.
@@ -173,11 +188,12 @@ class StreamServerConnection:
             self.write_message(error_response(request.id, error))
             return
         channel = _RequestChannel(self, request.id)
-        task = asyncio.get_running_loop().create_task(self._run(request, channel))
+        task, start = _eager_task(self._run(request, channel))
         channel.task = task
         self._inflight[request.id] = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        start()
 
     async def _run(self, request: Request, channel: _RequestChannel) -> None:
         try:
@@ -201,7 +217,7 @@ class StreamServerConnection:
         except (TypeError, ValueError):
             logger.exception("the response to request %r cannot be encoded", request_id)
             data = codec.dumps(error_response(request_id, InternalError()))
-        self._write(data + b"\n")
+        self._emit(data + b"\n")
 
     def _notification(self, notification: Notification) -> None:
         if notification.method == "notifications/cancelled":
@@ -249,7 +265,14 @@ class StreamServerConnection:
     # -- output -----------------------------------------------------------------------
 
     def write_message(self, message: dict[str, Any]) -> None:
-        self._write(codec.dumps(message) + b"\n")
+        self._emit(codec.dumps(message) + b"\n")
+
+    def _emit(self, line: bytes) -> None:
+        batch = self._batch
+        if batch is not None:
+            batch.append(line)
+        else:
+            self._write(line)
 
     # -- shutdown ---------------------------------------------------------------------
 
@@ -274,6 +297,43 @@ class StreamServerConnection:
             self.session.close()
         if self._drain is not None:
             await asyncio.wait({self._drain})
+
+
+def _eager_task(coro: Coroutine[Any, Any, None]) -> tuple[asyncio.Task[None], Callable[[], None]]:
+    """A task for ``coro`` and a function that runs its first step right now.
+
+    A request whose handler never waits (most tools/call) then answers within the read
+    that brought it, saving an event-loop turn and letting a burst of answers leave in one
+    write; one that waits continues as an ordinary task. The first step runs inside the
+    task (``asyncio.current_task()``, ``asyncio.timeout`` work as usual). Python 3.12+
+    does this natively (``eager_start``); on 3.11 the step the loop just scheduled is taken
+    back from its ready queue and run at once. Loops without that queue (uvloop), and
+    calls made from inside another task, start the task on the loop's next turn.
+    """
+    loop = asyncio.get_running_loop()
+    if _NATIVE_EAGER:
+        task: asyncio.Task[None] = _TASK(coro, loop=loop, eager_start=True)
+        return task, _nothing
+    ready: Any = getattr(loop, "_ready", None)
+    if not isinstance(ready, collections.deque) or asyncio.current_task(loop) is not None:
+        # A task cannot start inside another task's step: from a task (a transport
+        # that feeds from a coroutine) the new one starts on the next turn.
+        return loop.create_task(coro), _nothing
+    before = len(ready)
+    task = loop.create_task(coro)
+    if len(ready) != before + 1:
+        return task, _nothing
+    handle: asyncio.Handle = ready.pop()
+    return task, handle._run
+
+
+def _nothing() -> None:
+    return None
+
+
+_NATIVE_EAGER = sys.version_info >= (3, 12)
+# Typed loosely: the eager_start argument exists only from Python 3.12.
+_TASK: Any = asyncio.Task
 
 
 def _response_shaped(frame: Any) -> bool:
