@@ -121,6 +121,8 @@ class StreamServerConnection:
         self.session: Session | None = None
         self._drain: asyncio.Task[None] | None = None
         self._batch: list[bytes] | None = None
+        # Looked up once: on Python 3.11 every get_running_loop() call costs a getpid().
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
 
     # -- input ------------------------------------------------------------------------
@@ -188,7 +190,10 @@ class StreamServerConnection:
             self.write_message(error_response(request.id, error))
             return
         channel = _RequestChannel(self, request.id)
-        task, start = _eager_task(self._run(request, channel))
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        task, start = _eager_task(loop, self._run(request, channel))
         channel.task = task
         self._inflight[request.id] = task
         self._tasks.add(task)
@@ -299,7 +304,9 @@ class StreamServerConnection:
             await asyncio.wait({self._drain})
 
 
-def _eager_task(coro: Coroutine[Any, Any, None]) -> tuple[asyncio.Task[None], Callable[[], None]]:
+def _eager_task(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, None]
+) -> tuple[asyncio.Task[None], Callable[[], None]]:
     """A task for ``coro`` and a function that runs its first step right now.
 
     A request whose handler never waits (most tools/call) then answers within the read
@@ -310,7 +317,6 @@ def _eager_task(coro: Coroutine[Any, Any, None]) -> tuple[asyncio.Task[None], Ca
     back from its ready queue and run at once. Loops without that queue (uvloop), and
     calls made from inside another task, start the task on the loop's next turn.
     """
-    loop = asyncio.get_running_loop()
     if _NATIVE_EAGER:
         task: asyncio.Task[None] = _TASK(coro, loop=loop, eager_start=True)
         return task, _nothing
