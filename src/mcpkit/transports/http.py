@@ -176,6 +176,9 @@ class HostPolicy:
         self.hosts = [h.lower() for h in hosts]
         self.origins = {o.lower().rstrip("/") for o in origins or ()}
         self.any_host = "*" in self.hosts
+        self._patterns = [_split_authority(pattern) for pattern in self.hosts]
+        # Verdicts by header value: the same few Host values arrive on every request.
+        self._seen: dict[str, bool] = {}
 
     @classmethod
     def for_bind(cls, host: str, port: int) -> HostPolicy:
@@ -195,7 +198,12 @@ class HostPolicy:
             return True
         if not host:
             return False
-        return _matches(host.lower(), self.hosts)
+        verdict = self._seen.get(host)
+        if verdict is None:
+            verdict = _matches(host.lower(), self._patterns)
+            if len(self._seen) < _MAX_REMEMBERED:
+                self._seen[host] = verdict
+        return verdict
 
     def origin_allowed(self, origin: str, host: str | None) -> bool:
         origin = origin.lower().rstrip("/")
@@ -206,14 +214,16 @@ class HostPolicy:
             return False
         if self.any_host:
             return host is not None and authority == host.lower()
-        return _matches(authority, self.hosts)
+        return _matches(authority, self._patterns)
 
 
-def _matches(authority: str, patterns: list[str]) -> bool:
+_MAX_REMEMBERED = 256
+
+
+def _matches(authority: str, patterns: list[tuple[str, str]]) -> bool:
     name, port = _split_authority(authority)
-    for pattern in patterns:
-        p_name, p_port = _split_authority(pattern)
-        if p_port not in ("*", port) and not (p_port == "" and port == ""):
+    for p_name, p_port in patterns:
+        if p_port not in ("*", port):
             continue
         if p_name == name or (p_name.startswith("*.") and name.endswith(p_name[1:])):
             return True
@@ -289,33 +299,50 @@ def check_host(hosts: HostPolicy, headers: _Headers) -> None:
 
 
 async def read_body(headers: _Headers, receive: Receive, max_body: int, timeout: float) -> bytes:
-    """The request body: 413 past ``max_body`` bytes, 408 when it takes over ``timeout`` s."""
+    """The request body: 413 past ``max_body`` bytes, 408 when it takes over ``timeout`` s.
+
+    The deadline is one loop timer that cancels the reading task (cheaper than
+    ``asyncio.timeout``, which matters on every request); a body that is already
+    buffered is read without waiting at all.
+    """
     declared = headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
             raise _Reject(400, InvalidRequest("Invalid Content-Length"))
         if int(declared) > max_body:
             raise _Reject(413, InvalidRequest(f"Message exceeds the limit of {max_body} bytes"))
+    task = asyncio.current_task()
+    if task is None:
+        raise RuntimeError("read_body must run inside a task")
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        task.cancel()
+
+    timer = asyncio.get_running_loop().call_later(timeout, expire)
     chunks: list[bytes] = []
     size = 0
     try:
-        async with asyncio.timeout(timeout):
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise _Reject(400)
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > max_body:
-                    raise _Reject(
-                        413,
-                        InvalidRequest(f"Message exceeds the limit of {max_body} bytes"),
-                    )
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    break
-    except TimeoutError:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Reject(400)
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > max_body:
+                raise _Reject(413, InvalidRequest(f"Message exceeds the limit of {max_body} bytes"))
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+    except asyncio.CancelledError:
+        if not expired:
+            raise
+        task.uncancel()
         raise _Reject(408, InvalidRequest("The request body did not arrive in time")) from None
+    finally:
+        timer.cancel()
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
@@ -886,6 +913,9 @@ class StreamableHTTPApp:
         """Run the handler and answer; within a session errors travel with status 200
         and the call can be cancelled by ``notifications/cancelled``."""
         long_lived = request.method == "subscriptions/listen"
+        if not long_lived and session is None:
+            await self._serve_inline(request, receive, channel)
+            return
         handler = asyncio.create_task(self.app.handle_request(request, channel))
         watcher = asyncio.create_task(_disconnected(receive))
         if long_lived:
@@ -918,6 +948,26 @@ class StreamableHTTPApp:
         else:
             status = _status_for(response)
         await channel.finish(response, status)
+
+    async def _serve_inline(
+        self, request: Request, receive: Receive, channel: _HttpChannel
+    ) -> None:
+        """The common case: run the handler in this task, watching for a disconnect only
+        once it has run for a moment (most handlers finish first, and a watcher task per
+        request costs more than the handler). A disconnect cancels the handler, and
+        nothing more is sent (spec §Cancellation)."""
+        watch = _DisconnectWatch(receive)
+        try:
+            response = await self.app.handle_request(request, channel)
+        except asyncio.CancelledError:
+            if not watch.stop():
+                raise
+            channel.closed = True
+            return
+        if watch.stop():
+            channel.closed = True
+            return
+        await channel.finish(response, 202 if response is None else _status_for(response))
 
     async def _await_handler(
         self,
@@ -961,6 +1011,43 @@ def _cancel(session: Session, params: dict[str, Any] | None) -> None:
         task.cancel()
 
 
+class _DisconnectWatch:
+    """Cancels the current task if the client disconnects while it is handling a request.
+
+    The watcher task that reads ``receive`` starts only after ``delay`` seconds, so quick
+    requests never create one. :meth:`stop` ends the watch and tells whether the client
+    went away (then the task's cancellation came from here and is taken back).
+    """
+
+    __slots__ = ("_receive", "_task", "_timer", "_watcher", "gone")
+
+    def __init__(self, receive: Receive, delay: float = 0.02) -> None:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a disconnect watch needs a task")
+        self._task = task
+        self._receive = receive
+        self._watcher: asyncio.Task[None] | None = None
+        self.gone = False
+        self._timer = asyncio.get_running_loop().call_later(delay, self._start)
+
+    def _start(self) -> None:
+        self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
+        await _disconnected(self._receive)
+        self.gone = True
+        self._task.cancel()
+
+    def stop(self) -> bool:
+        self._timer.cancel()
+        if self._watcher is not None:
+            self._watcher.cancel()
+        if self.gone:
+            self._task.uncancel()
+        return self.gone
+
+
 async def _disconnected(receive: Receive) -> None:
     while True:
         message = await receive()
@@ -985,30 +1072,38 @@ def _accepts(accept: str) -> bool:
 
 
 class _Headers:
-    """Request headers by lower-case name, remembering duplicates."""
+    """Request headers by lower-case name, remembering duplicates; decoded on first use."""
 
     __slots__ = ("_values",)
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        values: dict[str, list[str]] = {}
+        values: dict[bytes, list[bytes]] = {}
         for name, value in raw:
-            # RFC 9110 §5.5: optional whitespace around a field value is not part of it.
-            text = value.decode("latin-1").strip(" \t")
-            values.setdefault(name.decode("latin-1").lower(), []).append(text)
+            key = name.lower()
+            found = values.get(key)
+            if found is None:
+                values[key] = [value]
+            else:
+                found.append(value)
         self._values = values
 
     def get(self, name: str) -> str | None:
-        found = self._values.get(name)
-        return found[0] if found else None
+        found = self._values.get(name.encode("latin-1"))
+        return _text(found[0]) if found else None
 
     def single(self, name: str) -> str | None:
         """A routing header that must appear at most once (-32020 when repeated)."""
-        found = self._values.get(name)
+        found = self._values.get(name.encode("latin-1"))
         if not found:
             return None
         if len(found) > 1:
             raise HeaderMismatch(f"Header {name} appears more than once")
-        return found[0]
+        return _text(found[0])
+
+
+def _text(value: bytes) -> str:
+    # RFC 9110 §5.5: optional whitespace around a field value is not part of it.
+    return value.decode("latin-1").strip(" \t")
 
 
 def create_app(app: ServerApp, **options: Any) -> StreamableHTTPApp:
