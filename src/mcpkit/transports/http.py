@@ -218,6 +218,8 @@ class HostPolicy:
 
 
 _MAX_REMEMBERED = 256
+# Accept verdicts by header value: clients send the same one on every request.
+_ACCEPT_SEEN: dict[str, bool] = {}
 
 
 def _matches(authority: str, patterns: list[tuple[str, str]]) -> bool:
@@ -298,7 +300,13 @@ def check_host(hosts: HostPolicy, headers: _Headers) -> None:
         raise _Reject(403, InvalidRequest("Invalid Origin header"))
 
 
-async def read_body(headers: _Headers, receive: Receive, max_body: int, timeout: float) -> bytes:
+async def read_body(
+    headers: _Headers,
+    receive: Receive,
+    max_body: int,
+    timeout: float,
+    task: asyncio.Task[Any] | None = None,
+) -> bytes:
     """The request body: 413 past ``max_body`` bytes, 408 when it takes over ``timeout`` s.
 
     The deadline is one loop timer that cancels the reading task (cheaper than
@@ -311,17 +319,19 @@ async def read_body(headers: _Headers, receive: Receive, max_body: int, timeout:
             raise _Reject(400, InvalidRequest("Invalid Content-Length"))
         if int(declared) > max_body:
             raise _Reject(413, InvalidRequest(f"Message exceeds the limit of {max_body} bytes"))
-    task = asyncio.current_task()
     if task is None:
-        raise RuntimeError("read_body must run inside a task")
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("read_body must run inside a task")
+    reader = task
     expired = False
 
     def expire() -> None:
         nonlocal expired
         expired = True
-        task.cancel()
+        reader.cancel()
 
-    timer = asyncio.get_running_loop().call_later(timeout, expire)
+    timer = reader.get_loop().call_later(timeout, expire)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -339,7 +349,7 @@ async def read_body(headers: _Headers, receive: Receive, max_body: int, timeout:
     except asyncio.CancelledError:
         if not expired:
             raise
-        task.uncancel()
+        reader.uncancel()
         raise _Reject(408, InvalidRequest("The request body did not arrive in time")) from None
     finally:
         timer.cancel()
@@ -526,6 +536,7 @@ class StreamableHTTPApp:
                 auth=auth,
             )
         self._streams: set[asyncio.Task[Any]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._shutting_down = False
 
     # -- ASGI entry ---------------------------------------------------------------------
@@ -578,6 +589,14 @@ class StreamableHTTPApp:
             if pending:
                 await asyncio.wait(pending, timeout=grace)
 
+    def _current_task(self) -> asyncio.Task[Any] | None:
+        """The task serving this request, without a running-loop lookup per call (on
+        Python 3.11 ``asyncio.current_task()`` asks ``get_running_loop()``, a getpid)."""
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        return asyncio.current_task(loop)
+
     def _relative_path(self, scope: Scope) -> str:
         path: str = scope.get("path", "")
         root: str = scope.get("root_path", "")
@@ -625,7 +644,8 @@ class StreamableHTTPApp:
                 await _respond(send, 200, b"")
                 return
             self._check_content_negotiation(headers)
-            body = await self._read_body(headers, receive)
+            task = self._current_task()
+            body = await self._read_body(headers, receive, task)
             message = self._parse(body, responses=session_id is not None)
             if session_id is not None and _legacy_message(message):
                 session = self._session(session_id, principal)
@@ -678,17 +698,26 @@ class StreamableHTTPApp:
         check_host(self.hosts, headers)
 
     def _check_content_negotiation(self, headers: _Headers) -> None:
-        content_type = (headers.get("content-type") or "").split(";", 1)[0].strip().lower()
-        if content_type != "application/json":
+        content_type = headers.get("content-type") or ""
+        if content_type != "application/json" and (
+            content_type.split(";", 1)[0].strip().lower() != "application/json"
+        ):
             raise _Reject(415, InvalidRequest("Content-Type must be application/json"))
-        accept = (headers.get("accept") or "").lower()
-        if not _accepts(accept):
+        accept = headers.get("accept") or ""
+        verdict = _ACCEPT_SEEN.get(accept)
+        if verdict is None:
+            verdict = _accepts(accept.lower())
+            if len(_ACCEPT_SEEN) < _MAX_REMEMBERED:
+                _ACCEPT_SEEN[accept] = verdict
+        if not verdict:
             raise _Reject(
                 406, InvalidRequest("Accept must list application/json and text/event-stream")
             )
 
-    async def _read_body(self, headers: _Headers, receive: Receive) -> bytes:
-        return await read_body(headers, receive, self.max_body, self.body_timeout)
+    async def _read_body(
+        self, headers: _Headers, receive: Receive, task: asyncio.Task[Any] | None
+    ) -> bytes:
+        return await read_body(headers, receive, self.max_body, self.body_timeout, task)
 
     def _parse(self, body: bytes, *, responses: bool = False) -> jsonrpc.Message:
         """The message in ``body``; a response only within a legacy session."""
@@ -956,7 +985,7 @@ class StreamableHTTPApp:
         once it has run for a moment (most handlers finish first, and a watcher task per
         request costs more than the handler). A disconnect cancels the handler, and
         nothing more is sent (spec §Cancellation)."""
-        watch = _DisconnectWatch(receive)
+        watch = _DisconnectWatch(receive, self._current_task())
         try:
             response = await self.app.handle_request(request, channel)
         except asyncio.CancelledError:
@@ -1021,18 +1050,19 @@ class _DisconnectWatch:
 
     __slots__ = ("_receive", "_task", "_timer", "_watcher", "gone")
 
-    def __init__(self, receive: Receive, delay: float = 0.02) -> None:
-        task = asyncio.current_task()
+    def __init__(
+        self, receive: Receive, task: asyncio.Task[Any] | None, delay: float = 0.02
+    ) -> None:
         if task is None:
             raise RuntimeError("a disconnect watch needs a task")
         self._task = task
         self._receive = receive
         self._watcher: asyncio.Task[None] | None = None
         self.gone = False
-        self._timer = asyncio.get_running_loop().call_later(delay, self._start)
+        self._timer = task.get_loop().call_later(delay, self._start)
 
     def _start(self) -> None:
-        self._watcher = asyncio.get_running_loop().create_task(self._watch())
+        self._watcher = self._task.get_loop().create_task(self._watch())
 
     async def _watch(self) -> None:
         await _disconnected(self._receive)
@@ -1136,6 +1166,9 @@ def run_http(
     asgi = StreamableHTTPApp(app, path=path, hosts=policy, **options)
     config = uvicorn.Config(
         asgi,
+        # X-Forwarded-* is not trusted by default (deployments behind a proxy configure
+        # uvicorn themselves); it also costs a middleware layer on every request.
+        proxy_headers=False,
         host=host,
         port=port,
         log_level=log_level,
