@@ -536,7 +536,6 @@ class StreamableHTTPApp:
                 auth=auth,
             )
         self._streams: set[asyncio.Task[Any]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._shutting_down = False
 
     # -- ASGI entry ---------------------------------------------------------------------
@@ -589,13 +588,11 @@ class StreamableHTTPApp:
             if pending:
                 await asyncio.wait(pending, timeout=grace)
 
-    def _current_task(self) -> asyncio.Task[Any] | None:
-        """The task serving this request, without a running-loop lookup per call (on
-        Python 3.11 ``asyncio.current_task()`` asks ``get_running_loop()``, a getpid)."""
-        loop = self._loop
-        if loop is None:
-            loop = self._loop = asyncio.get_running_loop()
-        return asyncio.current_task(loop)
+    @staticmethod
+    def _current_task() -> asyncio.Task[Any] | None:
+        """The task serving this request (one app may serve several loops, in tests or
+        threads, so the loop is never cached here)."""
+        return asyncio.current_task()
 
     def _relative_path(self, scope: Scope) -> str:
         path: str = scope.get("path", "")
@@ -1169,6 +1166,9 @@ def run_http(
         # X-Forwarded-* is not trusted by default (deployments behind a proxy configure
         # uvicorn themselves); it also costs a middleware layer on every request.
         proxy_headers=False,
+        # At the default "warning" level nothing is logged per request, but uvicorn would
+        # still build each access-log line's arguments.
+        access_log=log_level in ("debug", "info", "trace"),
         host=host,
         port=port,
         log_level=log_level,
