@@ -83,3 +83,19 @@ def test_the_run_example_serves_over_stdio() -> None:
     )
     assert result.returncode == 0, result.stderr.decode()
     assert b'"name":"read_note"' in result.stdout
+
+
+def test_the_elicitation_example_books_the_table() -> None:
+    (example,) = [code for code in PYTHON_BLOCKS if "book_table" in code]
+    result = subprocess.run(
+        [sys.executable, "-c", example], cwd=ROOT, capture_output=True, timeout=60, env=venv_env()
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().strip() == "Booked Chez Ada for 4."
+
+
+def test_the_mounting_example_builds_a_starlette_app() -> None:
+    (example,) = [code for code in PYTHON_BLOCKS if "Starlette(" in code]
+    namespace: dict[str, object] = {}
+    exec(compile(example, "README.md", "exec"), namespace)
+    assert type(namespace["app"]).__name__ == "Starlette"
