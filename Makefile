@@ -35,8 +35,8 @@ typecheck: $(VENV)/.installed-dev
 unit: $(VENV)/.installed-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-## bench: stdio tools/call round trips, mcpkit against the official SDK (not part of test)
-bench: $(VENV)/.installed
+## bench: tools/call over stdio and Streamable HTTP: mcpkit, the official SDK, a floor (not part of test)
+bench: $(VENV)/.installed-dev
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
