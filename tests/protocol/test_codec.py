@@ -426,3 +426,31 @@ def test_dumps_indented_is_readable_json_for_people() -> None:
     assert json.loads(text) == value
     small = {"a": [1, {"b": "é\n"}], "empty": []}
     assert codec.dumps_indented(small) == json.dumps(small, indent=2, ensure_ascii=False)
+
+
+def _reordered(value: Any) -> Any:
+    """The same value with every object's keys in reverse insertion order."""
+    if isinstance(value, dict):
+        return {key: _reordered(value[key]) for key in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reordered(item) for item in value]
+    return value
+
+
+@settings(deadline=None)
+@given(_JSON_VALUES)
+def test_dumps_canonical_gives_equal_values_equal_bytes(value: Any) -> None:
+    encoded = codec.dumps_canonical(value)
+    assert encoded == codec.dumps_canonical(_reordered(value))
+    assert (
+        encoded
+        == json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    )
+
+
+def test_dumps_canonical_sorts_keys_at_every_depth_and_keeps_big_integers_exact() -> None:
+    value = {"b": [{"z": 1, "a": 2}], "a": {"y": 2**70, "x": "é"}}
+    expected = f'{{"a":{{"x":"é","y":{2**70}}},"b":[{{"a":2,"z":1}}]}}'.encode()
+    assert codec.dumps_canonical(value) == expected
+    with pytest.raises(TypeError):
+        codec.dumps_canonical({"x": object()})

@@ -44,15 +44,7 @@ DEFAULT_MAX_ENTRIES = 1024
 def cache_key(method: str, params: Mapping[str, Any] | None) -> str:
     """The method plus every parameter except ``_meta``, canonically encoded."""
     shaped = {k: v for k, v in (params or {}).items() if k != "_meta"}
-    return method + "\0" + codec.dumps(_sorted(shaped)).decode()
-
-
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
+    return method + "\0" + codec.dumps_canonical(shaped).decode()
 
 
 @dataclass(slots=True)

@@ -24,6 +24,7 @@ orjson gave up on because of its own depth limit, which is too deep (-32600).
 
 Encoding is compact single-line UTF-8 (orjson escapes control characters, so a newline in
 a string never reaches the wire raw) and never emits NaN or Infinity.
+:func:`dumps_canonical` sorts object keys (digests, cache keys);
 :func:`dumps_indented` is the readable form for people, so that no other module needs a
 JSON library of its own.
 """
@@ -48,7 +49,7 @@ _LONG_DIGITS = re.compile(rb"[0-9]{19}")
 # orjson refuses to encode values nested deeper than this.
 _MAX_DUMP_DEPTH = 254
 
-__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "dumps_indented", "loads"]
+__all__ = ["DEFAULT_MAX_DEPTH", "dumps", "dumps_canonical", "dumps_indented", "loads"]
 
 
 def loads(data: bytes | bytearray | memoryview | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
@@ -94,6 +95,22 @@ def dumps(value: Any) -> bytes:
         # orjson refuses integers outside 64 bits; the stdlib writes them exactly.
         return json.dumps(
             value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_default
+        ).encode()
+
+
+def dumps_canonical(value: Any) -> bytes:
+    """Like :func:`dumps`, with every object's keys sorted: equal values give equal bytes
+    (for digests and cache keys)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(
+            value,
+            ensure_ascii=False,
+            separators=(",", ":"),
+            allow_nan=False,
+            sort_keys=True,
+            default=_default,
         ).encode()
 
 

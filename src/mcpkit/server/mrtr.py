@@ -99,18 +99,10 @@ class NoInputs:
 
 def derive_key(method: str, params: dict[str, Any], occurrence: int = 1) -> str:
     """A key for an input request, stable across retries of the same request."""
-    canonical = codec.dumps(_canonical({"method": method, "params": params}))
+    canonical = codec.dumps_canonical({"method": method, "params": params})
     digest = hashlib.sha256(canonical).hexdigest()[:16]
     key = f"{_KINDS.get(method, 'input')}_{digest}"
     return key if occurrence == 1 else f"{key}_{occurrence}"
-
-
-def _canonical(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _canonical(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_canonical(item) for item in value]
-    return value
 
 
 def missing_capability(
@@ -215,7 +207,7 @@ class ModernInputs:
         return value
 
     def _key_for(self, method: str, params: dict[str, Any], key: str | None) -> str:
-        fingerprint = codec.dumps(_canonical({"method": method, "params": params}))
+        fingerprint = codec.dumps_canonical({"method": method, "params": params})
         if key is None:
             count = self._counts.get(fingerprint, 0) + 1
             self._counts[fingerprint] = count

@@ -118,18 +118,10 @@ def principal_id(principal: Any) -> str:
     return str(principal)
 
 
-def _canonical(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _canonical(value[key]) for key in sorted(value)}
-    if isinstance(value, list):
-        return [_canonical(item) for item in value]
-    return value
-
-
 def params_digest(params: dict[str, Any]) -> str:
     """SHA-256 of the request's salient params in canonical JSON (sorted keys)."""
     salient = {k: v for k, v in params.items() if k not in _SALIENT_EXCLUDED}
-    return hashlib.sha256(codec.dumps(_canonical(salient))).hexdigest()
+    return hashlib.sha256(codec.dumps_canonical(salient)).hexdigest()
 
 
 def _b64encode(data: bytes) -> str:
