@@ -46,7 +46,6 @@ from mcpkit.errors import (
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
-    MissingRequiredClientCapability,
     ProtocolError,
     RequestTimeout,
     ToolError,
@@ -63,7 +62,7 @@ from mcpkit.server.bus import (
     Event,
 )
 from mcpkit.server.context import Context
-from mcpkit.server.mrtr import INPUT_METHODS
+from mcpkit.server.mrtr import INPUT_METHODS, capability_refused
 from mcpkit.server.resources import resource_not_found
 from mcpkit.transports.base import Channel
 from mcpkit.transports.session import MAX_SUBSCRIPTIONS, Session
@@ -124,10 +123,7 @@ class LegacyInputs:
         key: str | None,
     ) -> T:
         if required is not None:
-            raise MissingRequiredClientCapability(
-                required,
-                f"This request needs the client capability {', '.join(required)} to ask for input",
-            )
+            raise capability_refused(required)
         session = self._session
         if method == ELICIT and session.protocol_version < _MODE_FIELD_SINCE:
             params = {k: v for k, v in params.items() if k != "mode"}

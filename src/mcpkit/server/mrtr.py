@@ -35,10 +35,13 @@ from mcpkit.errors import InvalidParams, MissingRequiredClientCapability, Protoc
 from mcpkit.protocol import codec
 from mcpkit.server.request_state import RequestStateSealer, params_digest, principal_id
 from mcpkit.types.inputs import ELICIT, LIST_ROOTS, SAMPLE
+from mcpkit.types.methods import CLIENT_REQUESTS
 
 T = TypeVar("T")
 
-INPUT_METHODS: frozenset[str] = frozenset({"tools/call", "prompts/get", "resources/read"})
+INPUT_METHODS: frozenset[str] = frozenset(
+    name for name, spec in CLIENT_REQUESTS.items() if spec.input_required
+)
 
 _KINDS = {ELICIT: "elicit", SAMPLE: "sample", LIST_ROOTS: "roots"}
 _MISSING = object()
@@ -49,8 +52,8 @@ __all__ = [
     "Interrupt",
     "ModernInputs",
     "NoInputs",
+    "capability_refused",
     "derive_key",
-    "missing_capability",
 ]
 
 
@@ -105,24 +108,13 @@ def derive_key(method: str, params: dict[str, Any], occurrence: int = 1) -> str:
     return key if occurrence == 1 else f"{key}_{occurrence}"
 
 
-def missing_capability(
-    declared: dict[str, Any], name: str, sub: str | None = None
-) -> dict[str, Any] | None:
-    """The ``requiredCapabilities`` object when ``declared`` lacks ``name`` (and ``sub``).
-
-    ``elicitation`` declared as ``{}`` means form mode only (``client/elicitation.mdx``).
-    """
-    value = declared.get(name)
-    if value is None:
-        return {name: {sub: {}} if sub else {}}
-    if sub is None:
-        return None
-    inner = value if isinstance(value, dict) else {}
-    if sub in inner:
-        return None
-    if name == "elicitation" and sub == "form" and not inner:
-        return None
-    return {name: {sub: {}}}
+def capability_refused(required: dict[str, Any]) -> MissingRequiredClientCapability:
+    """The -32021 for an input request whose client capability was not declared (in
+    either era: ``basic/patterns/mrtr.mdx`` and the legacy ``client/*.mdx``)."""
+    return MissingRequiredClientCapability(
+        required,
+        f"This request needs the client capability {', '.join(required)} to ask for input",
+    )
 
 
 class ModernInputs:
@@ -184,10 +176,7 @@ class ModernInputs:
         if self.error is not None:
             raise Interrupt
         if required is not None:
-            self.error = MissingRequiredClientCapability(
-                required,
-                f"This request needs the client capability {', '.join(required)} to ask for input",
-            )
+            self.error = capability_refused(required)
             raise Interrupt
         key = self._key_for(method, params, key)
         if key in self.pending:
