@@ -17,19 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpkit.protocol import codec
+from mcpkit.types.methods import CLIENT_REQUESTS
 
 __all__ = ["CacheEntry", "ResponseCache", "cache_key"]
 
-CACHEABLE = frozenset(
-    {
-        "server/discover",
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-    }
-)
+CACHEABLE = frozenset(name for name, spec in CLIENT_REQUESTS.items() if spec.cacheable)
 
 # Which cached methods a notification makes stale.
 INVALIDATES: dict[str, tuple[str, ...]] = {
