@@ -14,15 +14,13 @@ prompt, template or argument is -32602.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mcpkit.errors import InvalidParams
-from mcpkit.server.signature import context_parameter, is_async_callable
+from mcpkit.server.signature import UserFunction
 
 MAX_VALUES = 100
 
@@ -91,15 +89,13 @@ class CompletionRef:
         return cls(kind, target, argument["name"], argument["value"], context)
 
 
-class Completer:
+class Completer(UserFunction):
     """A registered completion function."""
 
-    __slots__ = ("context_param", "fn", "is_async", "wants_arguments")
+    __slots__ = ("wants_arguments",)
 
     def __init__(self, fn: Callable[..., Any]) -> None:
-        self.fn = fn
-        self.is_async = is_async_callable(fn)
-        self.context_param = context_parameter(fn)
+        super().__init__(fn)
         positional = [
             p
             for p in inspect.signature(fn).parameters.values()
@@ -114,13 +110,8 @@ class Completer:
         self.wants_arguments = len(positional) == 2
 
     async def complete(self, value: str, arguments: dict[str, str], context: Any) -> Any:
-        args: list[Any] = [value, arguments] if self.wants_arguments else [value]
-        kwargs: dict[str, Any] = {}
-        if self.context_param is not None:
-            kwargs[self.context_param] = context
-        if self.is_async:
-            return await self.fn(*args, **kwargs)
-        return await asyncio.to_thread(functools.partial(self.fn, *args, **kwargs))
+        args = (value, arguments) if self.wants_arguments else (value,)
+        return await self.call({}, context, *args)
 
 
 def choices_completion(choices: Sequence[str], value: str) -> list[str]:

@@ -233,7 +233,7 @@ class Dispatcher:
             listing = "\n".join(f"- {p}" for p in problems)
             return error_result(f"Invalid arguments for tool '{name}':\n{listing}")
         try:
-            value = await tool.invoke(arguments, context)
+            value = await tool.call(tool.bind(arguments), context)
         except ProtocolError:
             raise
         except Exception as exc:

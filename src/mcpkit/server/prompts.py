@@ -17,9 +17,7 @@ is -32602 (§Error Handling).
 
 from __future__ import annotations
 
-import asyncio
 import enum
-import functools
 import inspect
 import typing
 from collections.abc import Callable
@@ -27,12 +25,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from mcpkit.errors import InvalidParams
 from mcpkit.server.registry import check_icons
-from mcpkit.server.signature import (
-    context_parameter,
-    is_async_callable,
-    parse_docstring,
-    strip_annotated,
-)
+from mcpkit.server.signature import UserFunction, parse_docstring, strip_annotated
 from mcpkit.types.content import Content, PromptMessage
 
 __all__ = ["Prompt", "PromptArgument", "messages_for"]
@@ -68,17 +61,14 @@ class PromptArgument:
         return wire
 
 
-class Prompt:
+class Prompt(UserFunction):
     """One registered prompt."""
 
     __slots__ = (
         "_wire",
         "arguments",
-        "context_param",
         "description",
-        "fn",
         "icons",
-        "is_async",
         "meta",
         "name",
         "required_capabilities",
@@ -97,7 +87,6 @@ class Prompt:
         requires: dict[str, Any] | None = None,
     ) -> None:
         doc, arg_docs = parse_docstring(inspect.getdoc(fn))
-        self.fn = fn
         self.name: str = name or str(getattr(fn, "__name__", ""))
         if not self.name:
             raise ValueError("a prompt needs a name")
@@ -106,8 +95,7 @@ class Prompt:
         self.icons = check_icons(icons)
         self.meta = meta
         self.required_capabilities = requires or {}
-        self.is_async = is_async_callable(fn)
-        self.context_param = context_parameter(fn)
+        super().__init__(fn)
         self.arguments = _arguments(fn, self.name, self.context_param, arg_docs)
         self._wire = self._build_wire()
 
@@ -161,12 +149,7 @@ class Prompt:
 
     async def render(self, kwargs: dict[str, Any], context: Any) -> dict[str, Any]:
         """The ``GetPromptResult`` (without ``resultType``) for bound arguments."""
-        if self.context_param is not None:
-            kwargs[self.context_param] = context
-        if self.is_async:
-            value = await self.fn(**kwargs)
-        else:
-            value = await asyncio.to_thread(functools.partial(self.fn, **kwargs))
+        value = await self.call(kwargs, context)
         result: dict[str, Any] = {}
         if self.description:
             result["description"] = self.description

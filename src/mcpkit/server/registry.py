@@ -13,8 +13,6 @@ its listeners when the set changes (the server turns that into ``list_changed`` 
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -24,7 +22,7 @@ from mcpkit.errors import ToolError
 from mcpkit.protocol import codec
 from mcpkit.protocol.schema import CompiledSchema, compile_schema
 from mcpkit.server.headers import header_params
-from mcpkit.server.signature import ArgumentBinder, FunctionInfo, to_json
+from mcpkit.server.signature import FunctionInfo, UserFunction, to_json
 from mcpkit.types.content import Content, ToolResult
 
 logger = logging.getLogger("mcpkit.server")
@@ -81,23 +79,20 @@ def check_icons(icons: list[dict[str, Any]] | None) -> list[dict[str, Any]] | No
     return checked
 
 
-class Tool:
+class Tool(UserFunction):
     """One registered tool."""
 
     __slots__ = (
-        "_binder",
         "_output_validator",
         "_validator",
         "_wire",
         "annotations",
-        "context_param",
+        "bind",
         "description",
-        "fn",
         "header_names",
         "header_params",
         "icons",
         "input_schema",
-        "is_async",
         "meta",
         "name",
         "output_schema",
@@ -127,7 +122,7 @@ class Tool:
             )
         if not isinstance(input_schema, dict) or input_schema.get("type") != "object":
             raise ValueError(f'tool {name!r}: inputSchema must be an object with "type": "object"')
-        self.fn = fn
+        super().__init__(fn, info)
         self.name = name
         self.title = title
         self.description = description
@@ -137,11 +132,10 @@ class Tool:
         self.icons = check_icons(icons)
         self.meta = meta
         self.required_capabilities = required_capabilities or {}
-        self.is_async = info.is_async
-        self.context_param = info.context_param
         self.header_params = header_params(input_schema, name)
         self.header_names = frozenset(self.header_params)
-        self._binder: ArgumentBinder = info.binder
+        # Validated JSON arguments -> keyword arguments for :meth:`UserFunction.call`.
+        self.bind: Callable[[dict[str, Any]], dict[str, Any]] = info.binder.bind
         self._validator: CompiledSchema = compile_schema(input_schema)
         self._output_validator: CompiledSchema | None = (
             compile_schema(output_schema) if output_schema is not None else None
@@ -185,15 +179,6 @@ class Tool:
         if "structuredContent" not in result:
             return ["the result has no structuredContent"]
         return validator.problems(result["structuredContent"])
-
-    async def invoke(self, arguments: dict[str, Any], context: Any) -> Any:
-        """Run the function; sync functions run in a worker thread, off the event loop."""
-        kwargs = self._binder.bind(arguments)
-        if self.context_param is not None:
-            kwargs[self.context_param] = context
-        if self.is_async:
-            return await self.fn(**kwargs)
-        return await asyncio.to_thread(functools.partial(self.fn, **kwargs))
 
 
 class _Keyed(Protocol):

@@ -22,9 +22,7 @@ keeps values inside the template's shape (see :mod:`mcpkit.server.uri_template`)
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import functools
 import inspect
 import re
 import types
@@ -36,7 +34,7 @@ from mcpkit.errors import InvalidParams
 from mcpkit.protocol import codec
 from mcpkit.server.caching import CacheHint
 from mcpkit.server.registry import check_icons
-from mcpkit.server.signature import context_parameter, is_async_callable, to_json
+from mcpkit.server.signature import UserFunction, to_json
 from mcpkit.server.uri_template import UriTemplate
 from mcpkit.types.content import ResourceContents
 
@@ -54,18 +52,15 @@ def resource_not_found(uri: str) -> InvalidParams:
     return InvalidParams("Resource not found", {"uri": uri})
 
 
-class _Readable:
+class _Readable(UserFunction):
     """What static resources and templates share: metadata, wire form, calling the function."""
 
     __slots__ = (
         "_wire",
         "annotations",
         "cache",
-        "context_param",
         "description",
-        "fn",
         "icons",
-        "is_async",
         "meta",
         "mime_type",
         "name",
@@ -89,7 +84,6 @@ class _Readable:
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("a resource needs a non-empty name")
-        self.fn = fn
         self.name = name
         self.title = title
         self.description = description
@@ -99,8 +93,7 @@ class _Readable:
         self.meta = meta
         self.required_capabilities = requires or {}
         self.cache = cache
-        self.is_async = is_async_callable(fn)
-        self.context_param = context_parameter(fn)
+        super().__init__(fn)
         self._wire: dict[str, Any] = {}
 
     def _common_wire(self, wire: dict[str, Any]) -> dict[str, Any]:
@@ -120,13 +113,6 @@ class _Readable:
     @property
     def wire(self) -> dict[str, Any]:
         return self._wire
-
-    async def _call(self, kwargs: dict[str, Any], context: Any) -> Any:
-        if self.context_param is not None:
-            kwargs[self.context_param] = context
-        if self.is_async:
-            return await self.fn(**kwargs)
-        return await asyncio.to_thread(functools.partial(self.fn, **kwargs))
 
 
 class Resource(_Readable):
@@ -157,7 +143,7 @@ class Resource(_Readable):
         self, uri: str, arguments: dict[str, Any], context: Any
     ) -> list[dict[str, Any]] | None:
         """The ``contents`` for this resource (a fixed URI takes no arguments)."""
-        return contents_for(await self._call({}, context), uri, self.mime_type)
+        return contents_for(await self.call({}, context), uri, self.mime_type)
 
 
 class ResourceTemplate(_Readable):
@@ -198,7 +184,7 @@ class ResourceTemplate(_Readable):
         self, uri: str, arguments: dict[str, Any], context: Any
     ) -> list[dict[str, Any]] | None:
         """The ``contents`` for ``uri``, given the arguments :meth:`match` returned."""
-        return contents_for(await self._call(dict(arguments), context), uri, self.mime_type)
+        return contents_for(await self.call(dict(arguments), context), uri, self.mime_type)
 
 
 def _required_parameters(fn: Callable[..., Any], exclude: str | None) -> list[str]:

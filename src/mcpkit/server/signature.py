@@ -19,9 +19,11 @@ values: dataclasses, pydantic models and Enums become plain JSON data.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import dataclasses
 import enum
+import functools
 import inspect
 import re
 import types
@@ -39,6 +41,7 @@ Converter = Callable[[Any], Any]
 __all__ = [
     "ArgumentBinder",
     "FunctionInfo",
+    "UserFunction",
     "context_parameter",
     "inspect_function",
     "is_async_callable",
@@ -72,14 +75,10 @@ class FunctionInfo:
 class ArgumentBinder:
     """Turns validated JSON arguments into keyword arguments for the function."""
 
-    __slots__ = ("_converters", "accepts_extra", "names")
+    __slots__ = ("_converters",)
 
-    def __init__(
-        self, converters: dict[str, Converter], names: frozenset[str], accepts_extra: bool
-    ) -> None:
+    def __init__(self, converters: dict[str, Converter]) -> None:
         self._converters = converters
-        self.names = names
-        self.accepts_extra = accepts_extra
 
     def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         if not self._converters:
@@ -89,6 +88,33 @@ class ArgumentBinder:
             if name in kwargs:
                 kwargs[name] = convert(kwargs[name])
         return kwargs
+
+
+class UserFunction:
+    """A function an author registered: a tool, prompt, resource or completion.
+
+    :meth:`call` hands the request's :class:`~mcpkit.Context` to the parameter annotated
+    for it, and runs a sync function in a worker thread, off the event loop.
+    """
+
+    __slots__ = ("context_param", "fn", "is_async")
+
+    def __init__(self, fn: Callable[..., Any], info: FunctionInfo | None = None) -> None:
+        self.fn = fn
+        if info is None:
+            self.is_async = is_async_callable(fn)
+            self.context_param = context_parameter(fn)
+        else:
+            self.is_async = info.is_async
+            self.context_param = info.context_param
+
+    async def call(self, kwargs: dict[str, Any], context: Any, *args: Any) -> Any:
+        """``fn(*args, **kwargs)``, plus the context when it asks for one."""
+        if self.context_param is not None:
+            kwargs[self.context_param] = context
+        if self.is_async:
+            return await self.fn(*args, **kwargs)
+        return await asyncio.to_thread(functools.partial(self.fn, *args, **kwargs))
 
 
 def context_parameter(fn: Callable[..., Any]) -> str | None:
@@ -147,8 +173,8 @@ def inspect_function(fn: Callable[..., Any], name: str | None = None) -> Functio
         name=name or fn.__name__,
         description=doc_description,
         input_schema=input_schema,
-        binder=ArgumentBinder(converters, frozenset(properties), accepts_extra),
-        is_async=_is_async(fn),
+        binder=ArgumentBinder(converters),
+        is_async=is_async_callable(fn),
         context_param=context_param,
         return_annotation=hints.get("return", inspect.Signature.empty),
     )
@@ -156,10 +182,6 @@ def inspect_function(fn: Callable[..., Any], name: str | None = None) -> Functio
 
 def is_async_callable(fn: Callable[..., Any]) -> bool:
     """True for coroutine functions and objects whose ``__call__`` is one."""
-    return _is_async(fn)
-
-
-def _is_async(fn: Callable[..., Any]) -> bool:
     if inspect.iscoroutinefunction(fn):
         return True
     plain = inspect.isfunction(fn) or inspect.ismethod(fn)
