@@ -30,6 +30,7 @@ from mcpkit.errors import MissingRequiredClientCapability, RequestId
 from mcpkit.protocol import jsonrpc
 from mcpkit.protocol.meta import LOG_SEVERITY, RequestMeta
 from mcpkit.server.mrtr import INPUT_METHODS, InputStrategy, ModernInputs, NoInputs
+from mcpkit.server.prompts import message_wire
 from mcpkit.transports.base import Channel
 from mcpkit.types.content import Content, PromptMessage
 from mcpkit.types.inputs import (
@@ -363,19 +364,15 @@ def _sampling_messages(
         messages = [messages]
     result: list[dict[str, Any]] = []
     for message in messages:
-        if isinstance(message, str):
-            result.append({"role": "user", "content": {"type": "text", "text": message}})
-        elif isinstance(message, PromptMessage):
-            result.append(message.wire)
-        elif isinstance(message, Content):
-            result.append({"role": "user", "content": message.wire})
-        elif isinstance(message, dict) and "role" in message and "content" in message:
-            result.append(message)
-        else:
-            raise TypeError(
-                "sampling messages are strings, content blocks, PromptMessage or "
-                "{'role', 'content'} dicts"
-            )
+        wire = message_wire(message)
+        if wire is None:
+            if not (isinstance(message, dict) and "role" in message and "content" in message):
+                raise TypeError(
+                    "sampling messages are strings, content blocks, PromptMessage or "
+                    "{'role', 'content'} dicts"
+                )
+            wire = message
+        result.append(wire)
     if not result:
         raise ValueError("sampling needs at least one message")
     return result

@@ -28,7 +28,7 @@ from mcpkit.server.registry import check_icons
 from mcpkit.server.signature import UserFunction, parse_docstring, strip_annotated
 from mcpkit.types.content import Content, PromptMessage
 
-__all__ = ["Prompt", "PromptArgument", "messages_for"]
+__all__ = ["Prompt", "PromptArgument", "message_wire", "messages_for"]
 
 _NONE = type(None)
 
@@ -211,26 +211,35 @@ def _string_kind(
 _UNION = type(int | str)
 
 
+def message_wire(item: Any) -> dict[str, Any] | None:
+    """The ``{"role", "content"}`` message for a string or a content block (a user
+    message) or a :class:`PromptMessage`; None for anything else (a dict is the caller's
+    to check). Prompt results and sampling requests share this shape."""
+    if isinstance(item, str):
+        return {"role": "user", "content": {"type": "text", "text": item}}
+    if isinstance(item, PromptMessage):
+        return item.wire
+    if isinstance(item, Content):
+        return {"role": "user", "content": item.wire}
+    return None
+
+
 def messages_for(value: Any, prompt: str) -> list[dict[str, Any]]:
     """The ``messages`` array for what a prompt function returned."""
     items = value if isinstance(value, list | tuple) else [value]
     messages: list[dict[str, Any]] = []
     for item in items:
-        if isinstance(item, str):
-            messages.append({"role": "user", "content": {"type": "text", "text": item}})
-        elif isinstance(item, PromptMessage):
-            messages.append(item.wire)
-        elif isinstance(item, Content):
-            messages.append({"role": "user", "content": item.wire})
-        elif (
-            isinstance(item, dict)
-            and item.get("role") in ("user", "assistant")
-            and isinstance(item.get("content"), dict)
-        ):
-            messages.append(item)
-        else:
-            raise TypeError(
-                f"prompt {prompt!r} returned {type(item).__name__}; expected str, a content "
-                "block, a PromptMessage or a list of them"
-            )
+        wire = message_wire(item)
+        if wire is None:
+            if not (
+                isinstance(item, dict)
+                and item.get("role") in ("user", "assistant")
+                and isinstance(item.get("content"), dict)
+            ):
+                raise TypeError(
+                    f"prompt {prompt!r} returned {type(item).__name__}; expected str, a "
+                    "content block, a PromptMessage or a list of them"
+                )
+            wire = item
+        messages.append(wire)
     return messages
