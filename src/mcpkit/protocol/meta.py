@@ -48,6 +48,7 @@ __all__ = [
     "build_request_meta",
     "check_version",
     "has_modern_meta",
+    "progress_token",
     "read_request_meta",
 ]
 
@@ -124,10 +125,23 @@ def read_request_meta(
     level = meta.get(LOG_LEVEL)
     if level is not None and (type(level) is not str or level not in LOG_SEVERITY):
         raise InvalidParams(f"_meta field {LOG_LEVEL} must be one of {', '.join(LOG_LEVELS)}")
+    # progress_token(meta), inlined: this runs on every modern request.
     token = meta.get(PROGRESS_TOKEN)
-    if token is not None and (type(token) is not str and type(token) is not int):
-        raise InvalidParams("_meta field progressToken must be a string or an integer")
+    if token is not None and type(token) is not str and type(token) is not int:
+        raise InvalidParams(_BAD_PROGRESS_TOKEN)
     return RequestMeta(version, capabilities, info, level, token, meta)
+
+
+def progress_token(meta: dict[str, Any]) -> str | int | None:
+    """The ``progressToken`` of a request's ``_meta`` (both eras): -32602 unless it is a
+    string or an integer (spec ``basic/patterns/progress.mdx``)."""
+    token = meta.get(PROGRESS_TOKEN)
+    if token is not None and type(token) is not str and type(token) is not int:
+        raise InvalidParams(_BAD_PROGRESS_TOKEN)
+    return token
+
+
+_BAD_PROGRESS_TOKEN = "_meta field progressToken must be a string or an integer"
 
 
 def check_version(version: str, supported_versions: Collection[str]) -> None:

@@ -51,8 +51,8 @@ from mcpkit.errors import (
     ToolError,
 )
 from mcpkit.protocol import jsonrpc
-from mcpkit.protocol.jsonrpc import JSONRPC_VERSION, Notification, Request, error_response
-from mcpkit.protocol.meta import LOG_LEVELS, LOG_SEVERITY, PROGRESS_TOKEN, RequestMeta
+from mcpkit.protocol.jsonrpc import Notification, Request, error_response
+from mcpkit.protocol.meta import LOG_LEVELS, LOG_SEVERITY, RequestMeta, progress_token
 from mcpkit.server.bus import (
     PROMPTS_CHANGED,
     RESOURCE_UPDATED,
@@ -193,8 +193,8 @@ class LegacyServing:
         ``initialize`` opens a session, ``ping`` gets ``{}``."""
         try:
             if request.method == "ping":
-                return _response(request, {})
-            return _response(request, self._initialize(params, channel))
+                return jsonrpc.result_response(request.id, {})
+            return jsonrpc.result_response(request.id, self._initialize(params, channel))
         except ProtocolError as exc:
             return error_response(request.id, exc)
 
@@ -232,7 +232,7 @@ class LegacyServing:
                 update = self._session_methods[method]
                 if update is not None:
                     update(session, params)
-                return _response(request, {})
+                return jsonrpc.result_response(request.id, {})
             handler = self._handlers().get(method)
             if handler is None:
                 raise MethodNotFound(f"Method not found: {method}")
@@ -252,7 +252,7 @@ class LegacyServing:
         except Exception:
             logger.exception("internal error handling %s", method)
             return error_response(request.id, InternalError())
-        return _response(request, legacy_result(method, result))
+        return jsonrpc.result_response(request.id, legacy_result(method, result))
 
     def _subscribe(self, session: Session, params: dict[str, Any]) -> None:
         """``resources/subscribe`` (``2025-11-25/server/resources.mdx`` §Subscriptions)."""
@@ -318,9 +318,7 @@ def _request_meta(session: Session, params: dict[str, Any]) -> RequestMeta:
     if raw is not None:
         if type(raw) is not dict:
             raise InvalidParams("_meta must be an object")
-        token = raw.get(PROGRESS_TOKEN)
-        if token is not None and type(token) is not str and type(token) is not int:
-            raise InvalidParams("_meta field progressToken must be a string or an integer")
+        token = progress_token(raw)
     return RequestMeta(
         session.protocol_version,
         session.client_capabilities,
@@ -342,10 +340,6 @@ def _legacy_error(method: str, exc: ProtocolError) -> ProtocolError | dict[str, 
     ):
         return {"code": RESOURCE_NOT_FOUND, "message": exc.message, "data": exc.data}
     return exc
-
-
-def _response(request: Request, result: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": JSONRPC_VERSION, "id": request.id, "result": result}
 
 
 def _already_initialized(session: Session, params: dict[str, Any]) -> None:
