@@ -43,7 +43,7 @@ from mcpkit.errors import (
     UnsupportedProtocolVersion,
 )
 from mcpkit.protocol.jsonrpc import JSONRPC_VERSION, Notification, Request, error_response
-from mcpkit.protocol.meta import SERVER_INFO, has_modern_meta, read_request_meta
+from mcpkit.protocol.meta import has_modern_meta, read_request_meta
 from mcpkit.server.caching import CacheHint
 from mcpkit.server.completion import CompletionRef, choices_completion, completion_result
 from mcpkit.server.context import Context
@@ -115,7 +115,7 @@ class Dispatcher:
                 legacy[method] = handler
         self._handlers = live
         self._legacy_handlers = legacy
-        self._meta = {SERVER_INFO: self.server.server_info()}
+        self._meta = self.server.result_meta()
         self._hints = {
             method: self.server.cache.hint(method)
             for method, spec in CLIENT_REQUESTS.items()
@@ -215,12 +215,8 @@ class Dispatcher:
         return self._page("tools", self.server.tools.wires(), params, "tools/list")
 
     async def _tools_call(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
-        name = params.get("name")
-        if type(name) is not str:
-            raise InvalidParams("tools/call needs a string name")
-        tool = self.server.tools.get(name)
-        if tool is None:
-            raise InvalidParams(f"Unknown tool: {name}")
+        tool = self.server.tools.find(params.get("name"), "tools/call")
+        name = tool.name
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
@@ -290,12 +286,7 @@ class Dispatcher:
         return self._page("prompts", self.server.prompts.wires(), params, "prompts/list")
 
     async def _prompts_get(self, context: Context, params: dict[str, Any]) -> dict[str, Any]:
-        name = params.get("name")
-        if type(name) is not str:
-            raise InvalidParams("prompts/get needs a string name")
-        prompt = self.server.prompts.get(name)
-        if prompt is None:
-            raise InvalidParams(f"Unknown prompt: {name}")
+        prompt = self.server.prompts.find(params.get("name"), "prompts/get")
         if prompt.required_capabilities:
             context.require(prompt.required_capabilities)
         kwargs = prompt.bind(params.get("arguments"))
@@ -308,17 +299,13 @@ class Dispatcher:
         server = self.server
         choices: tuple[str, ...] | None = None
         if ref.kind == "ref/prompt":
-            prompt = server.prompts.get(ref.target)
-            if prompt is None:
-                raise InvalidParams(f"Unknown prompt: {ref.target}")
+            prompt = server.prompts.find(ref.target, "completion/complete")
             argument = prompt.arguments.get(ref.argument)
             if argument is None:
                 raise InvalidParams(f"Prompt '{ref.target}' has no argument '{ref.argument}'")
             choices = argument.choices
         else:
-            template = server.resource_templates.get(ref.target)
-            if template is None:
-                raise InvalidParams(f"Unknown resource template: {ref.target}")
+            template = server.resource_templates.find(ref.target, "completion/complete")
             if ref.argument not in template.template.variables:
                 raise InvalidParams(
                     f"Resource template '{ref.target}' has no variable '{ref.argument}'"

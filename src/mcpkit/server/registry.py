@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
-from mcpkit.errors import ToolError
+from mcpkit.errors import InvalidParams, ToolError
 from mcpkit.protocol import codec
 from mcpkit.protocol.schema import CompiledSchema, compile_schema
 from mcpkit.server.headers import header_params
@@ -218,6 +218,16 @@ class Registry(Generic[T]):
 
     def get(self, key: str) -> T | None:
         return self._items.get(key)
+
+    def find(self, name: Any, method: str) -> T:
+        """The item a request names; -32602 for a name that is not a string or not
+        registered (spec ``server/tools.mdx`` §Error Handling, and likewise prompts)."""
+        if type(name) is not str:
+            raise InvalidParams(f"{method} needs a string name")
+        item = self._items.get(name)
+        if item is None:
+            raise InvalidParams(f"Unknown {self.kind}: {name}")
+        return item
 
     def wires(self) -> list[dict[str, Any]]:
         """The wire form of every item, in order (a shared cached list: do not mutate)."""
