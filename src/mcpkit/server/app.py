@@ -255,11 +255,7 @@ class Server:
 
     def tool(self, fn: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
         """Decorator form of :meth:`add_tool`; returns the function unchanged."""
-
-        def register(function: F) -> F:
-            self.add_tool(function, **options)
-            return function
-
+        register: Callable[[F], F] = _registering(lambda f: self.add_tool(f, **options))
         return register(fn) if fn is not None else register
 
     def remove_tool(self, name: str) -> None:
@@ -335,12 +331,7 @@ class Server:
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Decorator form of :meth:`add_resource`; returns the function unchanged."""
-
-        def register(function: F) -> F:
-            self.add_resource(function, uri, **options)
-            return function
-
-        return register
+        return _registering(lambda f: self.add_resource(f, uri, **options))
 
     def remove_resource(self, uri: str) -> None:
         """Remove the resource or template registered under ``uri``."""
@@ -412,11 +403,7 @@ class Server:
 
     def prompt(self, fn: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
         """Decorator form of :meth:`add_prompt`; returns the function unchanged."""
-
-        def register(function: F) -> F:
-            self.add_prompt(function, **options)
-            return function
-
+        register: Callable[[F], F] = _registering(lambda f: self.add_prompt(f, **options))
         return register(fn) if fn is not None else register
 
     def remove_prompt(self, name: str) -> None:
@@ -502,6 +489,16 @@ class Server:
         from mcpkit.transports.stdio import run_stdio
 
         run_stdio(self)
+
+
+def _registering(add: Callable[[Callable[..., Any]], object]) -> Callable[[F], F]:
+    """A decorator that registers a function with ``add`` and returns it unchanged."""
+
+    def register(function: F) -> F:
+        add(function)
+        return function
+
+    return register
 
 
 def _doc(fn: Callable[..., Any]) -> str | None:
