@@ -20,7 +20,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Protocol
+from typing import Any, Protocol
 
 TOOLS_CHANGED = "notifications/tools/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"
@@ -96,14 +96,7 @@ class _MemorySubscription:
         """Called by the bus from any thread."""
         if self._closed or not self._accepts(event):
             return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._loop:
-            self._push(event)
-        elif not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._push, event)
+        self._on_loop(self._push, event)
 
     def _push(self, event: Event) -> None:
         if not self._closed:
@@ -116,14 +109,19 @@ class _MemorySubscription:
             return
         self._closed = True
         self._bus._remove(self)
+        self._on_loop(self._wakeup.set)
+
+    def _on_loop(self, callback: Callable[..., None], *args: Any) -> None:
+        """Run ``callback`` on the subscription's loop: at once when called from it,
+        else as soon as that loop can (from any thread); never on a closed loop."""
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
         if running is self._loop:
-            self._wakeup.set()
+            callback(*args)
         elif not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._wakeup.set)
+            self._loop.call_soon_threadsafe(callback, *args)
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self._events()
