@@ -290,6 +290,15 @@ def _header_matches(header: str, body: Any) -> bool:
     return isinstance(body, str) and header == body
 
 
+def check_content_type(headers: _Headers) -> None:
+    """Refuse a body that is not ``application/json`` (415)."""
+    content_type = headers.get("content-type") or ""
+    if content_type != "application/json" and (
+        content_type.split(";", 1)[0].strip().lower() != "application/json"
+    ):
+        raise _Reject(415, InvalidRequest("Content-Type must be application/json"))
+
+
 def check_host(hosts: HostPolicy, headers: _Headers) -> None:
     """Refuse a Host (421) or Origin (403) outside ``hosts`` (DNS rebinding defence)."""
     host = headers.get("host")
@@ -300,13 +309,7 @@ def check_host(hosts: HostPolicy, headers: _Headers) -> None:
         raise _Reject(403, InvalidRequest("Invalid Origin header"))
 
 
-async def read_body(
-    headers: _Headers,
-    receive: Receive,
-    max_body: int,
-    timeout: float,
-    task: asyncio.Task[Any] | None = None,
-) -> bytes:
+async def read_body(headers: _Headers, receive: Receive, max_body: int, timeout: float) -> bytes:
     """The request body: 413 past ``max_body`` bytes, 408 when it takes over ``timeout`` s.
 
     The deadline is one loop timer that cancels the reading task (cheaper than
@@ -319,11 +322,9 @@ async def read_body(
             raise _Reject(400, InvalidRequest("Invalid Content-Length"))
         if int(declared) > max_body:
             raise _Reject(413, InvalidRequest(f"Message exceeds the limit of {max_body} bytes"))
-    if task is None:
-        task = asyncio.current_task()
-        if task is None:
-            raise RuntimeError("read_body must run inside a task")
-    reader = task
+    reader = asyncio.current_task()
+    if reader is None:
+        raise RuntimeError("read_body must run inside a task")
     expired = False
 
     def expire() -> None:
@@ -457,6 +458,46 @@ async def _respond(
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
+async def _send_reject(send: Send, reject: _Reject) -> None:
+    if reject.error is None:
+        await _respond(send, reject.status, b"")
+        return
+    body = codec.dumps(jsonrpc.error_response(reject.request_id, reject.error))
+    await _respond(send, reject.status, body, _JSON_HEADERS)
+
+
+def _relative_path(scope: Scope) -> str:
+    """The request path below the mount point (``root_path``), without a trailing slash."""
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return path.rstrip("/")
+
+
+async def _serve_lifespan(
+    receive: Receive, send: Send, shutdown: Callable[[], Awaitable[Any]]
+) -> None:
+    """Answer the ASGI lifespan protocol, running ``shutdown`` when the server stops."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await shutdown()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def _refusal_type(auth: ResourceGuard | None) -> type[Any]:
+    """What ``auth.authenticate`` returns instead of a principal when it refuses."""
+    if auth is None:
+        return type(None)
+    from mcpkit.auth.resource import AuthResponse
+
+    return AuthResponse
+
+
 def _status_for(response: dict[str, Any]) -> int:
     error = response.get("error")
     if error is None:
@@ -504,11 +545,7 @@ class StreamableHTTPApp:
     ) -> None:
         self.app = app
         self.auth = auth
-        self._refusal: type[Any] = type(None)
-        if auth is not None:
-            from mcpkit.auth.resource import AuthResponse
-
-            self._refusal = AuthResponse
+        self._refusal = _refusal_type(auth)
         self.path = "/" + path.strip("/") if path.strip("/") else ""
         self.hosts = hosts or HostPolicy()
         self.max_body = max_body
@@ -545,19 +582,9 @@ class StreamableHTTPApp:
         if kind == "http":
             await self._http(scope, receive, send)
         elif kind == "lifespan":
-            await self._lifespan(receive, send)
+            await _serve_lifespan(receive, send, self.shutdown)
         else:
             raise RuntimeError(f"unsupported ASGI scope type {kind!r}")
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.shutdown()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Any = None) -> AsyncIterator[None]:
@@ -588,21 +615,8 @@ class StreamableHTTPApp:
             if pending:
                 await asyncio.wait(pending, timeout=grace)
 
-    @staticmethod
-    def _current_task() -> asyncio.Task[Any] | None:
-        """The task serving this request (one app may serve several loops, in tests or
-        threads, so the loop is never cached here)."""
-        return asyncio.current_task()
-
-    def _relative_path(self, scope: Scope) -> str:
-        path: str = scope.get("path", "")
-        root: str = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :]
-        return path.rstrip("/")
-
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.sse is not None and self.sse.serves(self._relative_path(scope)):
+        if self.sse is not None and self.sse.serves(_relative_path(scope)):
             await self.sse(scope, receive, send)
             return
         headers = _Headers(scope["headers"])
@@ -610,13 +624,13 @@ class StreamableHTTPApp:
         principal: Any = None
         session: Session | None = None
         try:
-            self._check_host(headers)
+            check_host(self.hosts, headers)
             if auth is not None:
                 document = auth.metadata_response(scope["method"], scope.get("path", ""))
                 if document is not None:
                     await document.send(send)
                     return
-            if self._relative_path(scope) != self.path:
+            if _relative_path(scope) != self.path:
                 raise _Reject(404)
             method = scope["method"]
             session_id = headers.get("mcp-session-id") if self.sessions is not None else None
@@ -641,13 +655,12 @@ class StreamableHTTPApp:
                 await _respond(send, 200, b"")
                 return
             self._check_content_negotiation(headers)
-            task = self._current_task()
-            body = await self._read_body(headers, receive, task)
+            body = await read_body(headers, receive, self.max_body, self.body_timeout)
             message = self._parse(body, responses=session_id is not None)
             if session_id is not None and _legacy_message(message):
                 session = self._session(session_id, principal)
         except _Reject as reject:
-            await self._reject(send, reject)
+            await _send_reject(send, reject)
             return
         if isinstance(message, Response | ErrorResponse):
             assert session is not None
@@ -685,21 +698,14 @@ class StreamableHTTPApp:
                 )
             self._validate(message, headers)
         except _Reject as reject:
-            await self._reject(send, reject)
+            await _send_reject(send, reject)
             return
         await self._serve(message, receive, send, _HttpChannel(send, principal))
 
     # -- checks -------------------------------------------------------------------------
 
-    def _check_host(self, headers: _Headers) -> None:
-        check_host(self.hosts, headers)
-
     def _check_content_negotiation(self, headers: _Headers) -> None:
-        content_type = headers.get("content-type") or ""
-        if content_type != "application/json" and (
-            content_type.split(";", 1)[0].strip().lower() != "application/json"
-        ):
-            raise _Reject(415, InvalidRequest("Content-Type must be application/json"))
+        check_content_type(headers)
         accept = headers.get("accept") or ""
         verdict = _ACCEPT_SEEN.get(accept)
         if verdict is None:
@@ -710,11 +716,6 @@ class StreamableHTTPApp:
             raise _Reject(
                 406, InvalidRequest("Accept must list application/json and text/event-stream")
             )
-
-    async def _read_body(
-        self, headers: _Headers, receive: Receive, task: asyncio.Task[Any] | None
-    ) -> bytes:
-        return await read_body(headers, receive, self.max_body, self.body_timeout, task)
 
     def _parse(self, body: bytes, *, responses: bool = False) -> jsonrpc.Message:
         """The message in ``body``; a response only within a legacy session."""
@@ -795,13 +796,6 @@ class StreamableHTTPApp:
                     f"Header mismatch: Mcp-Param-{suffix} header value does not match the argument"
                 )
 
-    async def _reject(self, send: Send, reject: _Reject) -> None:
-        if reject.error is None:
-            await _respond(send, reject.status, b"")
-            return
-        body = codec.dumps(jsonrpc.error_response(reject.request_id, reject.error))
-        await _respond(send, reject.status, body, _JSON_HEADERS)
-
     # -- legacy sessions ---------------------------------------------------------------
 
     def _session(self, session_id: str, principal: Any) -> Session:
@@ -860,7 +854,7 @@ class StreamableHTTPApp:
         try:
             self._check_session_version(session, headers, request_id)
         except _Reject as reject:
-            await self._reject(send, reject)
+            await _send_reject(send, reject)
             return
         channel = _HttpChannel(send, principal, session)
         if isinstance(message, Notification):
@@ -982,7 +976,9 @@ class StreamableHTTPApp:
         once it has run for a moment (most handlers finish first, and a watcher task per
         request costs more than the handler). A disconnect cancels the handler, and
         nothing more is sent (spec §Cancellation)."""
-        watch = _DisconnectWatch(receive, self._current_task())
+        # The task serving this request; one app may serve several loops (in tests or
+        # threads), so neither the task nor the loop is cached on the app.
+        watch = _DisconnectWatch(receive, asyncio.current_task())
         try:
             response = await self.app.handle_request(request, channel)
         except asyncio.CancelledError:

@@ -30,7 +30,7 @@ import urllib.parse
 from typing import Any
 
 from mcpkit.errors import InvalidRequest, ProtocolError
-from mcpkit.protocol import codec, jsonrpc
+from mcpkit.protocol import codec
 from mcpkit.transports.base import ServerApp
 from mcpkit.transports.http import (
     _SSE_HEADERS,
@@ -44,8 +44,13 @@ from mcpkit.transports.http import (
     Send,
     _disconnected,
     _Headers,
+    _refusal_type,
     _Reject,
+    _relative_path,
     _respond,
+    _send_reject,
+    _serve_lifespan,
+    check_content_type,
     check_host,
     read_body,
 )
@@ -112,11 +117,7 @@ class SseServerApp:
         self.max_depth = max_depth
         self.max_queue = max_queue
         self.auth = auth
-        self._refusal: type[Any] = type(None)
-        if auth is not None:
-            from mcpkit.auth.resource import AuthResponse
-
-            self._refusal = AuthResponse
+        self._refusal = _refusal_type(auth)
         self._connections: dict[str, _Connection] = {}
         self._streams: set[asyncio.Task[Any]] = set()
 
@@ -131,7 +132,7 @@ class SseServerApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
-            await self._lifespan(receive, send)
+            await _serve_lifespan(receive, send, self.shutdown)
             return
         if kind != "http":
             raise RuntimeError(f"unsupported ASGI scope type {kind!r}")
@@ -156,22 +157,7 @@ class SseServerApp:
             else:
                 raise _Reject(404)
         except _Reject as reject:
-            body = b""
-            head: list[tuple[bytes, bytes]] = []
-            if reject.error is not None:
-                body = codec.dumps(jsonrpc.error_response(reject.request_id, reject.error))
-                head = [(b"content-type", b"application/json")]
-            await _respond(send, reject.status, body, head)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.shutdown()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+            await _send_reject(send, reject)
 
     async def shutdown(self, grace: float = 2.0) -> None:
         """End every stream; calls still running after ``grace`` seconds are cancelled."""
@@ -259,9 +245,7 @@ class SseServerApp:
         owner = None if principal is None else str(principal)
         if client is None or client.owner != owner:
             raise _Reject(404, InvalidRequest("Session not found"))
-        content_type = (headers.get("content-type") or "").split(";", 1)[0].strip().lower()
-        if content_type != "application/json":
-            raise _Reject(415, InvalidRequest("Content-Type must be application/json"))
+        check_content_type(headers)
         body = await read_body(headers, receive, self.max_body, self.body_timeout)
         try:
             frame = codec.loads(body, self.max_depth)
@@ -272,14 +256,6 @@ class SseServerApp:
 
 
 _REFUSED = object()
-
-
-def _relative_path(scope: Scope) -> str:
-    path: str = scope.get("path", "")
-    root: str = scope.get("root_path", "")
-    if root and path.startswith(root):
-        path = path[len(root) :]
-    return path.rstrip("/")
 
 
 def create_sse_app(app: ServerApp, **options: Any) -> SseServerApp:
