@@ -895,30 +895,14 @@ class StreamableHTTPApp:
 
     async def _pump(self, session: Session, receive: Receive, send: Send) -> bool:
         """Write what the session queues until it ends (True) or the client leaves."""
-        pushed = asyncio.ensure_future(session.next_pushed())
-        watcher = asyncio.ensure_future(_disconnected(receive))
-        try:
-            while True:
-                done, _ = await asyncio.wait(
-                    {pushed, watcher},
-                    timeout=self.keepalive_interval,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                if pushed in done:
-                    message = pushed.result()
-                    if message is None:
-                        return True
-                    body = event(codec.dumps(message))
-                    await send({"type": "http.response.body", "body": body, "more_body": True})
-                    pushed = asyncio.ensure_future(session.next_pushed())
-                elif watcher in done:
-                    return False
-                else:
-                    await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
-                    session.touch()
-        finally:
-            watcher.cancel()
-            pushed.cancel()
+
+        async def next_event() -> bytes | None:
+            message = await session.next_pushed()
+            return None if message is None else event(codec.dumps(message))
+
+        return await _pump_events(
+            next_event, receive, send, self.keepalive_interval, on_keepalive=session.touch
+        )
 
     # -- serving ------------------------------------------------------------------------
 
@@ -1069,6 +1053,40 @@ class _DisconnectWatch:
         if self.gone:
             self._task.uncancel()
         return self.gone
+
+
+async def _pump_events(
+    next_event: Callable[[], Awaitable[bytes | None]],
+    receive: Receive,
+    send: Send,
+    keepalive_interval: float,
+    on_keepalive: Callable[[], None] | None = None,
+) -> bool:
+    """Send the SSE events ``next_event`` yields, and a keep-alive comment whenever none
+    came for ``keepalive_interval`` seconds, until it yields None (True) or the client
+    disconnects (False)."""
+    pending = asyncio.ensure_future(next_event())
+    watcher = asyncio.ensure_future(_disconnected(receive))
+    try:
+        while True:
+            done, _ = await asyncio.wait(
+                {pending, watcher}, timeout=keepalive_interval, return_when=asyncio.FIRST_COMPLETED
+            )
+            if pending in done:
+                body = pending.result()
+                if body is None:
+                    return True
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+                pending = asyncio.ensure_future(next_event())
+            elif watcher in done:
+                return False
+            else:
+                await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
+                if on_keepalive is not None:
+                    on_keepalive()
+    finally:
+        watcher.cancel()
+        pending.cancel()
 
 
 async def _disconnected(receive: Receive) -> None:

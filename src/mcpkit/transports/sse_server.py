@@ -42,8 +42,8 @@ from mcpkit.transports.http import (
     ResourceGuard,
     Scope,
     Send,
-    _disconnected,
     _Headers,
+    _pump_events,
     _refusal_type,
     _Reject,
     _relative_path,
@@ -55,7 +55,7 @@ from mcpkit.transports.http import (
     read_body,
 )
 from mcpkit.transports.session import new_session_id
-from mcpkit.transports.sse import KEEPALIVE, event
+from mcpkit.transports.sse import event
 from mcpkit.transports.stream import StreamServerConnection
 
 logger = logging.getLogger("mcpkit.http")
@@ -208,29 +208,12 @@ class SseServerApp:
 
     async def _pump(self, client: _Connection, receive: Receive, send: Send) -> bool:
         """Send what the connection writes until it ends (True) or the client leaves."""
-        outgoing = asyncio.ensure_future(client.outgoing.get())
-        watcher = asyncio.ensure_future(_disconnected(receive))
-        try:
-            while True:
-                done, _ = await asyncio.wait(
-                    {outgoing, watcher},
-                    timeout=self.keepalive_interval,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                if outgoing in done:
-                    data = outgoing.result()
-                    if data is None:
-                        return True
-                    body = event(data.rstrip(b"\n"), name="message")
-                    await send({"type": "http.response.body", "body": body, "more_body": True})
-                    outgoing = asyncio.ensure_future(client.outgoing.get())
-                elif watcher in done:
-                    return False
-                else:
-                    await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
-        finally:
-            watcher.cancel()
-            outgoing.cancel()
+
+        async def next_event() -> bytes | None:
+            data = await client.outgoing.get()
+            return None if data is None else event(data.rstrip(b"\n"), name="message")
+
+        return await _pump_events(next_event, receive, send, self.keepalive_interval)
 
     # -- POST: a message ----------------------------------------------------------------
 
