@@ -75,7 +75,14 @@ from mcpkit.protocol.jsonrpc import ErrorResponse, Notification, Request, Respon
 from mcpkit.protocol.meta import check_version, has_modern_meta, read_request_meta
 from mcpkit.protocol.versions import LEGACY_VERSIONS
 from mcpkit.transports.base import ServerApp
-from mcpkit.transports.session import MemorySessionStore, Session, SessionStore, new_session_id
+from mcpkit.transports.session import (
+    MemorySessionStore,
+    Session,
+    SessionStore,
+    cancel_request,
+    new_session_id,
+    owner_of,
+)
 from mcpkit.transports.sse import KEEPALIVE, event
 from mcpkit.types.methods import CLIENT_REQUESTS
 
@@ -802,8 +809,7 @@ class StreamableHTTPApp:
         """The live session ``session_id`` of this caller; 404 for anything else."""
         assert self.sessions is not None
         session = self.sessions.get(session_id)
-        owner = None if principal is None else str(principal)
-        if session is None or session.principal != owner:
+        if session is None or session.principal != owner_of(principal):
             raise _Reject(404, InvalidRequest("Session not found"))
         return session
 
@@ -811,7 +817,7 @@ class StreamableHTTPApp:
         """Store a session ``initialize`` negotiated, under a fresh id, bound to its caller."""
         assert self.sessions is not None
         session.id = new_session_id()
-        session.principal = None if principal is None else str(principal)
+        session.principal = owner_of(principal)
         self.sessions.add(session)
 
     def _end_session(self, session: Session) -> None:
@@ -859,7 +865,7 @@ class StreamableHTTPApp:
         channel = _HttpChannel(send, principal, session)
         if isinstance(message, Notification):
             if message.method == "notifications/cancelled":
-                _cancel(session, message.params)
+                cancel_request(session.inflight, message.params)
             else:
                 await self.app.handle_notification(message, channel)
             await _respond(send, 202, b"")
@@ -1005,16 +1011,6 @@ def _legacy_message(message: jsonrpc.Message) -> bool:
     if isinstance(message, Response | ErrorResponse):
         return True
     return not has_modern_meta(message.params)
-
-
-def _cancel(session: Session, params: dict[str, Any] | None) -> None:
-    """``notifications/cancelled`` for a call of the session; unknown ids are ignored."""
-    request_id = (params or {}).get("requestId")
-    if type(request_id) is not str and type(request_id) is not int:
-        return
-    task = session.inflight.pop(request_id, None)
-    if task is not None:
-        task.cancel()
 
 
 class _DisconnectWatch:

@@ -35,7 +35,9 @@ __all__ = [
     "MemorySessionStore",
     "Session",
     "SessionStore",
+    "cancel_request",
     "new_session_id",
+    "owner_of",
 ]
 
 DEFAULT_REQUEST_TIMEOUT = 300.0
@@ -50,6 +52,26 @@ _CLOSED: dict[str, Any] = {}
 def new_session_id() -> str:
     """An unguessable id of visible ASCII characters (0x21-0x7E), as the spec requires."""
     return secrets.token_urlsafe(32)
+
+
+def owner_of(principal: Any) -> str | None:
+    """Who a session or connection belongs to: ``str`` of the authenticated caller, or
+    None when the transport authenticates no one. Only the owner may use it."""
+    return None if principal is None else str(principal)
+
+
+def cancel_request(
+    inflight: dict[RequestId, asyncio.Task[Any]], params: dict[str, Any] | None
+) -> None:
+    """``notifications/cancelled``: cancel the client's request it names, which then
+    leaves ``inflight``; unknown or finished ids are ignored (spec
+    ``basic/patterns/cancellation.mdx``)."""
+    request_id = (params or {}).get("requestId")
+    if type(request_id) is not str and type(request_id) is not int:
+        return
+    task = inflight.pop(request_id, None)
+    if task is not None:
+        task.cancel()
 
 
 class Session:

@@ -54,7 +54,7 @@ from mcpkit.transports.http import (
     check_host,
     read_body,
 )
-from mcpkit.transports.session import new_session_id
+from mcpkit.transports.session import new_session_id, owner_of
 from mcpkit.transports.sse import event
 from mcpkit.transports.stream import StreamServerConnection
 
@@ -69,7 +69,7 @@ class _Connection:
     """One client's stream: what the server writes waits here until the GET sends it."""
 
     def __init__(self, app: ServerApp, principal: Any, max_depth: int, max_queue: int) -> None:
-        self.owner = None if principal is None else str(principal)
+        self.owner = owner_of(principal)
         self._max_queue = max_queue
         self.outgoing: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.overflowed = False
@@ -225,8 +225,7 @@ class SseServerApp:
         if not ids:
             raise _Reject(400, InvalidRequest("Missing session_id"))
         client = self._connections.get(ids[0])
-        owner = None if principal is None else str(principal)
-        if client is None or client.owner != owner:
+        if client is None or client.owner != owner_of(principal):
             raise _Reject(404, InvalidRequest("Session not found"))
         check_content_type(headers)
         body = await read_body(headers, receive, self.max_body, self.body_timeout)

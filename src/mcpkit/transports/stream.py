@@ -43,7 +43,7 @@ from mcpkit.protocol.jsonrpc import (
     parse_message,
 )
 from mcpkit.transports.base import ServerApp
-from mcpkit.transports.session import Session
+from mcpkit.transports.session import Session, cancel_request, owner_of
 
 logger = logging.getLogger("mcpkit.transport")
 
@@ -226,7 +226,7 @@ class StreamServerConnection:
 
     def _notification(self, notification: Notification) -> None:
         if notification.method == "notifications/cancelled":
-            self._cancel(notification.params or {})
+            cancel_request(self._inflight, notification.params)
             return
         task = asyncio.get_running_loop().create_task(self._notify(notification))
         self._tasks.add(task)
@@ -237,15 +237,6 @@ class StreamServerConnection:
             await self.app.handle_notification(notification, self.channel)
         except Exception:
             logger.exception("error handling notification %s", notification.method)
-
-    def _cancel(self, params: dict[str, Any]) -> None:
-        """Cancel an in-flight request; unknown or finished ids are ignored (spec)."""
-        request_id = params.get("requestId")
-        if type(request_id) is not str and type(request_id) is not int:
-            return
-        task = self._inflight.pop(request_id, None)
-        if task is not None:
-            task.cancel()
 
     def _response(self, message: Response | ErrorResponse) -> None:
         session = self.session
@@ -260,7 +251,7 @@ class StreamServerConnection:
         if self.session is not None:
             raise InvalidRequest("This connection is already initialized")
         self.session = session
-        session.principal = None if self.principal is None else str(self.principal)
+        session.principal = owner_of(self.principal)
         self._drain = asyncio.get_running_loop().create_task(self._write_pushed(session))
 
     async def _write_pushed(self, session: Session) -> None:
