@@ -33,7 +33,7 @@ import asyncio
 import base64
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 from mcpkit.errors import ConnectionClosed, MCPError, ProtocolError, RequestId, TransportError
 from mcpkit.protocol import codec
 from mcpkit.protocol.framing import DEFAULT_MAX_LINE
+from mcpkit.protocol.meta import PROTOCOL_VERSION
 from mcpkit.transports.sse import SseEvent, SseParser
 from mcpkit.types.methods import CLIENT_REQUESTS
 
@@ -115,6 +116,11 @@ class AuthorizationRequired(HttpStatusError):
         super().__init__(status, body, message)
 
 
+def has_credentials(auth: httpx.Auth | None, headers: Mapping[str, str]) -> bool:
+    """Whether a transport sends credentials: an ``auth``, or an Authorization header."""
+    return auth is not None or any(k.lower() == "authorization" for k in headers)
+
+
 def status_error(
     status: int, body: str, headers: Mapping[str, str], has_auth: bool
 ) -> HttpStatusError:
@@ -156,16 +162,6 @@ def encode_header_value(value: str) -> str:
 
 
 # -- server-sent events -----------------------------------------------------------------
-
-
-async def read_events(
-    response: httpx.Response, max_line: int = DEFAULT_MAX_LINE
-) -> AsyncIterator[SseEvent]:
-    """The events of an SSE response, as they arrive."""
-    parser = SseParser(max_line)
-    async for chunk in response.aiter_bytes():
-        for event in parser.feed(chunk):
-            yield event
 
 
 def decode_event(event: SseEvent) -> Any:
@@ -229,7 +225,6 @@ class HttpClientTransport:
         self._receiver: Receiver | None = None
         self._on_close: Callable[[], None] | None = None
         self._requests: dict[RequestId, asyncio.Task[None]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
         self._get_stream: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -265,7 +260,7 @@ class HttpClientTransport:
         if self._closed:
             return
         self._closed = True
-        tasks = [*self._requests.values(), *self._tasks]
+        tasks = list(self._requests.values())
         if self._get_stream is not None:
             tasks.append(self._get_stream)
         for task in tasks:
@@ -323,12 +318,10 @@ class HttpClientTransport:
             await task
         return self.era == "modern"
 
-    def _auth(self) -> httpx.Auth | None:
-        return self.auth
-
     def _status_error(self, response: httpx.Response, body: str) -> HttpStatusError:
-        has_auth = self.auth is not None or any(k.lower() == "authorization" for k in self.headers)
-        return status_error(response.status_code, body, response.headers, has_auth)
+        return status_error(
+            response.status_code, body, response.headers, has_credentials(self.auth, self.headers)
+        )
 
     def _base_headers(self, message: dict[str, Any] | None) -> dict[str, str]:
         headers = {"Accept": ACCEPT_BOTH, **self.headers}
@@ -361,7 +354,7 @@ class HttpClientTransport:
         attempt = 0
         while True:
             try:
-                return await self.http.send(request, stream=True, auth=self._auth())
+                return await self.http.send(request, stream=True, auth=self.auth)
             except (lib.ConnectError, lib.ConnectTimeout) as exc:
                 attempt += 1
                 if attempt > self.connect_retries:
@@ -532,7 +525,7 @@ def standard_headers(message: dict[str, Any]) -> dict[str, str]:
     params = params if isinstance(params, dict) else {}
     meta = params.get("_meta")
     if isinstance(meta, dict):
-        version = meta.get("io.modelcontextprotocol/protocolVersion")
+        version = meta.get(PROTOCOL_VERSION)
         if isinstance(version, str):
             headers["MCP-Protocol-Version"] = version
     if isinstance(method, str):

@@ -24,6 +24,7 @@ from mcpkit.transports.http_client import (
     HttpStatusError,
     SseParser,
     decode_event,
+    has_credentials,
     load_httpx,
     same_origin,
     status_error,
@@ -91,7 +92,9 @@ class SseClientTransport:
         content_type = response.headers.get("content-type", "").split(";")[0].strip()
         if response.status_code != 200 or content_type != "text/event-stream":
             await response.aclose()
-            error = status_error(response.status_code, "", response.headers, self._has_auth())
+            error = status_error(
+                response.status_code, "", response.headers, has_credentials(self.auth, self.headers)
+            )
             if isinstance(error, AuthorizationRequired):
                 raise error
             raise HttpStatusError(
@@ -158,11 +161,11 @@ class SseClientTransport:
             raise ConnectionClosed(f"POST to {self.endpoint} failed: {exc}") from exc
         if response.status_code >= 400:
             raise status_error(
-                response.status_code, response.text[:1000], response.headers, self._has_auth()
+                response.status_code,
+                response.text[:1000],
+                response.headers,
+                has_credentials(self.auth, self.headers),
             )
-
-    def _has_auth(self) -> bool:
-        return self.auth is not None or any(k.lower() == "authorization" for k in self.headers)
 
     async def cancel(self, request_id: RequestId) -> bool:
         return False
