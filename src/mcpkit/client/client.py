@@ -55,7 +55,7 @@ from mcpkit.client.handlers import (
 )
 from mcpkit.client.headers import HeaderPlan, InvalidHeaderAnnotation, header_plan, param_headers
 from mcpkit.client.mrtr import DEFAULT_MAX_ROUNDS, ServerMisbehaved, drive, result_type
-from mcpkit.client.subscriptions import Subscription, notification_filter, wanted
+from mcpkit.client.subscriptions import Subscription, Subscriptions, notification_filter
 from mcpkit.errors import (
     ConnectionClosed,
     HeaderMismatch,
@@ -266,8 +266,7 @@ class Client:
         self._tokens = itertools.count(1)
         self._pending: dict[RequestId, _Pending] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
-        self._subscriptions: dict[RequestId, Subscription] = {}
-        self._legacy_subscriptions: set[Subscription] = set()
+        self._subscriptions = Subscriptions(self)
         self._tool_plans: dict[str, HeaderPlan] = {}
         self._rejected_tools: dict[str, str] = {}
         self._output_schemas: dict[str, Any] = {}
@@ -395,10 +394,7 @@ class Client:
             return
         self._closed = True
         self._closing = True
-        for subscription in [*self._subscriptions.values(), *self._legacy_subscriptions]:
-            subscription._end()
-        self._subscriptions.clear()
-        self._legacy_subscriptions.clear()
+        self._subscriptions.end_all()
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
@@ -603,9 +599,7 @@ class Client:
         self.server_info = info if isinstance(info, dict) else {}
         self.instructions = instructions if isinstance(instructions, str) else None
         await self.notify("notifications/initialized")
-        if isinstance(self.transport, HttpClientTransport):
-            # Server-initiated messages that belong to no request arrive on the GET stream.
-            self.transport.open_listen_stream()
+        self._open_listen_stream()
         if self.log_level is not None and "logging" in self.server_capabilities:
             await self._send_raw("logging/setLevel", {"level": self.log_level})
         return self._wire()
@@ -625,6 +619,12 @@ class Client:
         await sse.start(self._receive, self._connection_lost)
         self.transport = sse
         await old.close()
+
+    def _open_listen_stream(self) -> None:
+        """Legacy Streamable HTTP: server messages that belong to no request (list
+        changes, resource updates) arrive on the session's GET stream."""
+        if isinstance(self.transport, HttpClientTransport):
+            self.transport.open_listen_stream()
 
     def _take_discover(self, result: dict[str, Any]) -> None:
         self.discover_result = result
@@ -693,10 +693,7 @@ class Client:
         cancel: bool,
     ) -> dict[str, Any]:
         request_id = next(self._ids)
-        future: asyncio.Future[Response | ErrorResponse] = (
-            asyncio.get_running_loop().create_future()
-        )
-        self._pending[request_id] = _Pending(future, method)
+        future = self._expect_reply(request_id, method)
         limit = self.timeout if timeout is None else timeout
         try:
             await self._transmit(jsonrpc.request(request_id, method, params), headers)
@@ -716,6 +713,16 @@ class Client:
         if isinstance(reply, ErrorResponse):
             raise reply.exception
         return reply.result
+
+    def _expect_reply(
+        self, request_id: RequestId, method: str
+    ) -> asyncio.Future[Response | ErrorResponse]:
+        """The future that :meth:`_receive` resolves with the answer to ``request_id``."""
+        future: asyncio.Future[Response | ErrorResponse] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._pending[request_id] = _Pending(future, method)
+        return future
 
     async def _wait_reply(
         self, future: asyncio.Future[Response | ErrorResponse], limit: float
@@ -1077,132 +1084,6 @@ class Client:
         )
         return Subscription(self, filter_, self.timeout if ack_timeout is None else ack_timeout)
 
-    async def _open_subscription(self, sub: Subscription) -> None:
-        await self._ensure_ready()
-        if self.era == "legacy":
-            await self._open_legacy_subscription(sub)
-            return
-        request_id = next(self._ids)
-        sub.request_id = request_id
-        sub._ack.clear()
-        future: asyncio.Future[Response | ErrorResponse] = (
-            asyncio.get_running_loop().create_future()
-        )
-        self._pending[request_id] = _Pending(future, "subscriptions/listen")
-        self._subscriptions[request_id] = sub
-        future.add_done_callback(lambda done: self._listen_ended(sub, request_id, done))
-        params = {"notifications": sub.filter, "_meta": self._meta()}
-        await self._transmit(jsonrpc.request(request_id, "subscriptions/listen", params), None)
-        ack: asyncio.Future[Any] = asyncio.ensure_future(sub._ack.wait())
-        waiters: list[asyncio.Future[Any]] = [ack, future]
-        try:
-            await asyncio.wait(waiters, timeout=sub.ack_timeout, return_when="FIRST_COMPLETED")
-        finally:
-            ack.cancel()
-        if sub._ack.is_set():
-            return
-        if future.done() and not future.cancelled():
-            self._subscriptions.pop(request_id, None)
-            exc = future.exception()
-            if exc is not None:
-                raise exc
-            reply = future.result()
-            if isinstance(reply, ErrorResponse):
-                raise reply.exception
-            raise ServerMisbehaved("subscriptions/listen ended before it was acknowledged")
-        await self._close_subscription(sub)
-        raise RequestTimeout("subscriptions/listen was not acknowledged in time")
-
-    def _listen_ended(
-        self, sub: Subscription, request_id: RequestId, future: asyncio.Future[Any]
-    ) -> None:
-        self._pending.pop(request_id, None)
-        if self._subscriptions.get(request_id) is not sub:
-            return
-        if sub.closed or self._closing:
-            self._subscriptions.pop(request_id, None)
-            return
-        if not sub._ack.is_set():
-            return  # _open_subscription reports it
-        self._subscriptions.pop(request_id, None)
-        error = None if future.cancelled() else future.exception()
-        if error is None and not future.cancelled():
-            reply = future.result()
-            if isinstance(reply, ErrorResponse):
-                sub._end(reply.exception)
-                return
-            sub.ended_gracefully = True
-            sub._end()
-            return
-        if isinstance(error, TransportError) or future.cancelled():
-            self._spawn(self._reopen(sub))
-            return
-        sub._end(error)
-
-    async def _reopen(self, sub: Subscription) -> None:
-        """Re-establish a subscription after its stream or process was lost."""
-        delay = 0.1
-        for _attempt in range(5):
-            if sub.closed or self._closing:
-                return
-            try:
-                await self._ready.wait()
-                if self._dead is not None:
-                    sub._end(self._dead)
-                    return
-                sub.reconnects += 1
-                await self._open_subscription(sub)
-                return
-            except (TransportError, RequestTimeout) as exc:
-                logger.info("re-opening a subscription failed: %s", exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
-            except ProtocolError as exc:
-                sub._end(exc)
-                return
-        sub._end(ConnectionClosed("the subscription could not be re-established"))
-
-    async def _close_subscription(self, sub: Subscription) -> None:
-        if sub in self._legacy_subscriptions:
-            self._legacy_subscriptions.discard(sub)
-            await self._unsubscribe_resources(sub)
-            return
-        request_id = sub.request_id
-        if request_id is None or self._subscriptions.pop(request_id, None) is None:
-            return
-        pending = self._pending.pop(request_id, None)
-        if pending is not None and not pending.future.done():
-            pending.future.cancel()
-        await self._cancel_on_server(request_id, "subscription closed")
-
-    async def _open_legacy_subscription(self, sub: Subscription) -> None:
-        caps = self.server_capabilities
-        honored: dict[str, Any] = {}
-        for field_name, capability in (
-            ("toolsListChanged", "tools"),
-            ("promptsListChanged", "prompts"),
-            ("resourcesListChanged", "resources"),
-        ):
-            cap = caps.get(capability)
-            if sub.filter.get(field_name) and isinstance(cap, dict) and cap.get("listChanged"):
-                honored[field_name] = True
-        uris = sub.filter.get("resourceSubscriptions") or []
-        resources = caps.get("resources")
-        if uris and isinstance(resources, dict) and resources.get("subscribe"):
-            for uri in uris:
-                await self.request("resources/subscribe", {"uri": uri})
-            honored["resourceSubscriptions"] = list(uris)
-        self._legacy_subscriptions.add(sub)
-        if isinstance(self.transport, HttpClientTransport):
-            self.transport.open_listen_stream()
-        sub._acknowledge(honored)
-
-    async def _unsubscribe_resources(self, sub: Subscription) -> None:
-        uris = (sub.acknowledged or {}).get("resourceSubscriptions") or []
-        for uri in uris:
-            with contextlib.suppress(ProtocolError, TransportError, RequestTimeout):
-                await self.request("resources/unsubscribe", {"uri": uri}, timeout=5.0)
-
     # -- incoming -----------------------------------------------------------------------
 
     def _receive(self, frame: Any) -> None:
@@ -1250,40 +1131,15 @@ class Client:
             if self.on_log is not None:
                 self._call_back(self.on_log, params)
         elif method == "notifications/subscriptions/acknowledged":
-            sub = self._subscriptions.get(subscription_id) if subscription_id is not None else None
-            if sub is not None:
-                sub._acknowledge(params.get("notifications"))
+            self._subscriptions.acknowledged(subscription_id, params.get("notifications"))
         elif method == "notifications/cancelled":
-            self._server_cancelled(params)
+            self._subscriptions.server_cancelled(params)
         else:
             if self.cache is not None:
                 self.cache.notify(method, params)
-            self._route_change(method, params, subscription_id)
+            self._subscriptions.route(method, params, subscription_id)
         if self.on_notification is not None:
             self._call_back(self.on_notification, method, params)
-
-    def _route_change(self, method: str, params: dict[str, Any], subscription_id: Any) -> None:
-        if subscription_id is not None:
-            sub = self._subscriptions.get(subscription_id)
-            if sub is not None and wanted(sub.filter, method, params):
-                sub._deliver(method, params)
-            return
-        for sub in list(self._legacy_subscriptions):
-            if wanted(sub.filter, method, params):
-                sub._deliver(method, params)
-
-    def _server_cancelled(self, params: dict[str, Any]) -> None:
-        """The server tore down a subscription (the only thing it may cancel)."""
-        request_id = params.get("requestId")
-        sub = (
-            self._subscriptions.pop(request_id, None) if isinstance(request_id, str | int) else None
-        )
-        if sub is not None:
-            pending = self._pending.pop(request_id, None) if request_id is not None else None
-            if pending is not None and not pending.future.done():
-                pending.future.cancel()
-            sub.ended_gracefully = True
-            sub._end()
 
     def _call_back(self, callback: Callable[..., Any], *args: Any) -> None:
         try:
@@ -1388,28 +1244,16 @@ class Client:
                 self.restarts += 1
                 logger.info("the server was restarted (%d restarts)", self.restarts)
                 self._ready.set()
-                for sub in list(self._legacy_subscriptions):
-                    self._spawn(self._resubscribe_legacy(sub))
+                self._subscriptions.resubscribe_legacy()
                 return
             except (TransportError, ProtocolError, RequestTimeout, OSError) as exc:
                 logger.warning("restarting the server failed: %s", exc)
         self._give_up(ConnectionClosed("the server keeps exiting; giving up restarting it"))
 
-    async def _resubscribe_legacy(self, sub: Subscription) -> None:
-        self._legacy_subscriptions.discard(sub)
-        sub.reconnects += 1
-        try:
-            await self._open_legacy_subscription(sub)
-        except (TransportError, ProtocolError, RequestTimeout) as exc:
-            sub._end(exc)
-
     def _give_up(self, error: Exception) -> None:
         self._dead = error
         self._ready.set()
-        for sub in [*self._subscriptions.values(), *self._legacy_subscriptions]:
-            sub._end(error)
-        self._subscriptions.clear()
-        self._legacy_subscriptions.clear()
+        self._subscriptions.end_all(error)
 
     def _fail_pending(self, error: Exception) -> None:
         for pending in list(self._pending.values()):
