@@ -39,7 +39,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -70,7 +70,12 @@ from mcpkit.errors import (
 )
 from mcpkit.protocol import jsonrpc, versions
 from mcpkit.protocol.jsonrpc import ErrorResponse, Notification, Request, Response
-from mcpkit.protocol.meta import PROGRESS_TOKEN, SUBSCRIPTION_ID, build_request_meta
+from mcpkit.protocol.meta import (
+    PROGRESS_TOKEN,
+    SERVER_INFO,
+    SUBSCRIPTION_ID,
+    build_request_meta,
+)
 from mcpkit.protocol.schema import CompiledSchema, SchemaError, compile_schema
 from mcpkit.transports.http_client import (
     AuthorizationRequired,
@@ -432,8 +437,7 @@ class Client:
 
     async def _establish(self) -> None:
         """Decide the era (forced, cached or probed) and complete its handshake."""
-        self._establishing = True
-        try:
+        with self._handshaking():
             key = self._server_key()
             cached = self.era_cache.get(key) if self.mode == "auto" else None
             if cached is not None:
@@ -452,15 +456,19 @@ class Client:
             elif self.mode == "legacy":
                 verdict = probe.Verdict("legacy", self.legacy_version, self._wire())
                 discovered = None
-            elif self.probe_process == "disposable" and isinstance(
-                self.transport, StdioClientTransport
-            ):
-                verdict, discovered = await self._probe_disposable()
             else:
-                verdict, discovered = await probe.detect(self)
+                verdict, discovered = await self._detect()
             verdict = await self._adopt(verdict, discovered)
             if self.mode == "auto":
                 self.era_cache.put(key, verdict)
+
+    @contextlib.contextmanager
+    def _handshaking(self) -> Iterator[None]:
+        """While the era is decided or a session opened: no retries, and a lost
+        connection fails what is pending instead of restarting the server."""
+        self._establishing = True
+        try:
+            yield
         finally:
             self._establishing = False
 
@@ -473,22 +481,18 @@ class Client:
             self._ready.clear()
             try:
                 self.era = None
-                verdict, discovered = await self._probe_or_force()
+                with self._handshaking():
+                    verdict, discovered = await self._detect()
                 verdict = await self._adopt(verdict, discovered)
                 self.era_cache.put(self._server_key(), verdict)
             finally:
                 self._ready.set()
 
-    async def _probe_or_force(self) -> tuple[probe.Verdict, dict[str, Any] | None]:
-        self._establishing = True
-        try:
-            if self.probe_process == "disposable" and isinstance(
-                self.transport, StdioClientTransport
-            ):
-                return await self._probe_disposable()
-            return await probe.detect(self)
-        finally:
-            self._establishing = False
+    async def _detect(self) -> tuple[probe.Verdict, dict[str, Any] | None]:
+        """Probe the server's era (on a throwaway process when so configured)."""
+        if self.probe_process == "disposable" and isinstance(self.transport, StdioClientTransport):
+            return await self._probe_disposable()
+        return await probe.detect(self)
 
     async def _adopt(
         self, verdict: probe.Verdict, discovered: dict[str, Any] | None
@@ -592,12 +596,7 @@ class Client:
         if isinstance(self.transport, HttpClientTransport | SseClientTransport):
             self.transport.use_legacy(version)
         self.initialize_result = result
-        caps = result.get("capabilities")
-        info = result.get("serverInfo")
-        instructions = result.get("instructions")
-        self.server_capabilities = caps if isinstance(caps, dict) else {}
-        self.server_info = info if isinstance(info, dict) else {}
-        self.instructions = instructions if isinstance(instructions, str) else None
+        self._take_identity(result, result.get("serverInfo"))
         await self.notify("notifications/initialized")
         self._open_listen_stream()
         if self.log_level is not None and "logging" in self.server_capabilities:
@@ -628,14 +627,19 @@ class Client:
 
     def _take_discover(self, result: dict[str, Any]) -> None:
         self.discover_result = result
-        caps = result.get("capabilities")
-        self.server_capabilities = caps if isinstance(caps, dict) else {}
         meta = result.get("_meta")
-        info = meta.get("io.modelcontextprotocol/serverInfo") if isinstance(meta, dict) else None
+        info = meta.get(SERVER_INFO) if isinstance(meta, dict) else None
         if not isinstance(info, dict):
             info = result.get("serverInfo")
-        self.server_info = info if isinstance(info, dict) else {}
+        self._take_identity(result, info)
+
+    def _take_identity(self, result: dict[str, Any], info: Any) -> None:
+        """Capabilities, identity and instructions from ``initialize`` or ``server/discover``
+        (whatever is malformed is taken as absent)."""
+        caps = result.get("capabilities")
         instructions = result.get("instructions")
+        self.server_capabilities = caps if isinstance(caps, dict) else {}
+        self.server_info = info if isinstance(info, dict) else {}
         self.instructions = instructions if isinstance(instructions, str) else None
 
     # -- sending ------------------------------------------------------------------------
@@ -906,7 +910,7 @@ class Client:
         result: dict[str, Any] = {
             "supportedVersions": [self.negotiated_version] if self.negotiated_version else [],
             "capabilities": self.server_capabilities,
-            "_meta": {"io.modelcontextprotocol/serverInfo": self.server_info},
+            "_meta": {SERVER_INFO: self.server_info},
         }
         if self.instructions is not None:
             result["instructions"] = self.instructions
@@ -1235,12 +1239,9 @@ class Client:
             await asyncio.sleep(delay * (1 + random.random() / 4))
             try:
                 await self.transport.start(self._receive, self._connection_lost)
-                self._establishing = True
-                try:
+                with self._handshaking():
                     if self.era == "legacy":
                         await self._initialize()
-                finally:
-                    self._establishing = False
                 self.restarts += 1
                 logger.info("the server was restarted (%d restarts)", self.restarts)
                 self._ready.set()
