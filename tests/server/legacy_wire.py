@@ -13,13 +13,14 @@ with :meth:`LegacyPeer.answer`.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from mcpkit.transports.base import ServerApp
 
-from .wire import ROOT, MemoryPeer, SpecSchema, StdioPeer, stdio_peer
+from .wire import ROOT, MemoryPeer, SpecSchema, StdioPeer, memory_peer, stdio_peer
 
 LEGACY_SCHEMA_PATH = ROOT.parent / "shared" / "spec" / "2025-11-25" / "schema" / "schema.json"
 LATEST_LEGACY = "2025-11-25"
@@ -89,14 +90,10 @@ class LegacySchema(SpecSchema):
         self.check(_SERVER_MESSAGES[method], message)
 
 
-_legacy: LegacySchema | None = None
-
-
+@functools.cache
 def legacy_schema() -> LegacySchema:
-    global _legacy
-    if _legacy is None:
-        _legacy = LegacySchema()
-    return _legacy
+    """The 2025-11-25 schema, loaded once for the whole run."""
+    return LegacySchema()
 
 
 class LegacyPeer:
@@ -208,12 +205,9 @@ class LegacyStdioPeer(LegacyPeer, StdioPeer):
 
 @contextlib.asynccontextmanager
 async def legacy_memory_peer(server: ServerApp) -> AsyncIterator[LegacyMemoryPeer]:
-    peer = LegacyMemoryPeer(server)
-    await peer.start()
-    try:
+    async with memory_peer(server, peer_class=LegacyMemoryPeer) as peer:
+        assert isinstance(peer, LegacyMemoryPeer)
         yield peer
-    finally:
-        await peer.close()
 
 
 @contextlib.asynccontextmanager

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import os
 import sys
@@ -167,14 +168,10 @@ def load_example(name: str) -> types.ModuleType:
     return module
 
 
-_spec: SpecSchema | None = None
-
-
+@functools.cache
 def spec_schema() -> SpecSchema:
-    global _spec
-    if _spec is None:
-        _spec = SpecSchema()
-    return _spec
+    """The 2026-07-28 schema, loaded once for the whole run."""
+    return SpecSchema()
 
 
 def meta(
@@ -391,8 +388,10 @@ class MemoryPeer(_Peer):
 
 
 @contextlib.asynccontextmanager
-async def memory_peer(server: ServerApp) -> AsyncIterator[MemoryPeer]:
-    peer = MemoryPeer(server)
+async def memory_peer(
+    server: ServerApp, peer_class: type[MemoryPeer] = MemoryPeer
+) -> AsyncIterator[MemoryPeer]:
+    peer = peer_class(server)
     await peer.start()
     try:
         yield peer
