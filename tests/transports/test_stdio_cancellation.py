@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from transports.wire import TOOL_SERVER, Wire, call, notification, spawn, text_of
+from transports.wire import (
+    TOOL_SERVER,
+    Wire,
+    call,
+    notification,
+    shared_tool_server,
+    spawn,
+    text_of,
+)
 
 
 def cancel(request_id: Any, reason: str | None = "test") -> dict[str, Any]:
@@ -77,13 +85,8 @@ async def test_a_cancellation_naming_a_string_id_spares_the_equal_integer_id() -
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[Wire]:
     """A server shared by the table below; at the end stdout must hold nothing unread."""
-    async with spawn(TOOL_SERVER) as wire:
-        await wire.probe()
+    async with shared_tool_server() as wire:
         yield wire
-        await wire.close_stdin()
-        assert await wire.read_to_eof() == []
-        assert await wire.wait_exit() == 0
-        assert "Traceback" not in wire.stderr
 
 
 @pytest.mark.asyncio(loop_scope="module")

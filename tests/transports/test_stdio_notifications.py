@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from transports.wire import META, TOOL_SERVER, Wire, notification, spawn
+from transports.wire import META, Wire, notification, shared_tool_server
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -33,13 +33,8 @@ NOTIFICATIONS: dict[str, dict[str, Any]] = {
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[Wire]:
-    async with spawn(TOOL_SERVER) as wire:
-        await wire.probe()
+    async with shared_tool_server() as wire:
         yield wire
-        await wire.close_stdin()
-        assert await wire.read_to_eof() == []
-        assert await wire.wait_exit() == 0
-        assert "Traceback" not in wire.stderr
 
 
 @pytest.mark.parametrize("name", list(NOTIFICATIONS))

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from transports.wire import TOOL_SERVER, Wire, call, spawn, text_of
+from transports.wire import Wire, call, shared_tool_server, text_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -22,12 +22,8 @@ CHATTER = ("printed by a tool", "written to sys.stdout without a newline", "writ
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[Wire]:
     """One server for the module; at the end stdout must hold nothing unread."""
-    async with spawn(TOOL_SERVER) as wire:
-        await wire.probe()
+    async with shared_tool_server(no_traceback=False) as wire:
         yield wire
-        await wire.close_stdin()
-        assert await wire.read_to_eof() == []
-        assert await wire.wait_exit() == 0
 
 
 @pytest.mark.parametrize("tool", ["chatter", "sync_chatter"])

@@ -229,3 +229,18 @@ async def spawn(
         yield wire
     finally:
         await wire.stop()
+
+
+@contextlib.asynccontextmanager
+async def shared_tool_server(*, no_traceback: bool = True) -> AsyncIterator[Wire]:
+    """The tool server a whole test module shares, answering before the first test. After
+    the last one it must exit cleanly on EOF with nothing unread on stdout (and, with
+    ``no_traceback``, no traceback on stderr)."""
+    async with spawn(TOOL_SERVER) as wire:
+        await wire.probe()
+        yield wire
+        await wire.close_stdin()
+        assert await wire.read_to_eof() == []
+        assert await wire.wait_exit() == 0
+        if no_traceback:
+            assert "Traceback" not in wire.stderr
