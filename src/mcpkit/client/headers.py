@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcpkit.protocol.jsonrpc import MAX_SAFE_INTEGER
 from mcpkit.transports.http_client import encode_header_value
 
 __all__ = ["HeaderPlan", "InvalidHeaderAnnotation", "header_plan", "param_headers"]
 
 ANNOTATION = "x-mcp-header"
-MAX_SAFE_INTEGER = 2**53 - 1
 # RFC 9110 §5.6.2 tchar.
 _TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _PRIMITIVES = frozenset({"string", "integer", "boolean"})

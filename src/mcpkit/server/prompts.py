@@ -25,12 +25,15 @@ from typing import Any, Literal, get_args, get_origin
 
 from mcpkit.errors import InvalidParams
 from mcpkit.server.registry import check_icons
-from mcpkit.server.signature import UserFunction, parse_docstring, strip_annotated
+from mcpkit.server.signature import (
+    UserFunction,
+    parse_docstring,
+    strip_annotated,
+    unwrap_optional,
+)
 from mcpkit.types.content import Content, PromptMessage
 
 __all__ = ["Prompt", "PromptArgument", "message_wire", "messages_for"]
-
-_NONE = type(None)
 
 
 class PromptArgument:
@@ -189,11 +192,7 @@ def _string_kind(
     annotation: Any, prompt: str, name: str
 ) -> tuple[tuple[str, ...] | None, Callable[[str], Any] | None]:
     """(allowed values, converter) for a prompt parameter's annotation."""
-    args = get_args(annotation)
-    if get_origin(annotation) in (typing.Union, _UNION) and _NONE in args:
-        members = [m for m in args if m is not _NONE]
-        if len(members) == 1:
-            annotation = members[0]
+    annotation = unwrap_optional(annotation)
     if annotation is str or annotation is Any:
         return None, None
     if get_origin(annotation) is Literal and all(isinstance(v, str) for v in get_args(annotation)):
@@ -206,9 +205,6 @@ def _string_kind(
         f"prompt {prompt!r}: argument {name!r} must be a string (str, str | None, a Literal "
         f"of strings or a string Enum), not {annotation!r}"
     )
-
-
-_UNION = type(int | str)
 
 
 def message_wire(item: Any) -> dict[str, Any] | None:

@@ -25,16 +25,15 @@ from __future__ import annotations
 import base64
 import inspect
 import re
-import types
 import typing
 from collections.abc import Callable
-from typing import Any, Union, get_args, get_origin
+from typing import Any
 
 from mcpkit.errors import InvalidParams
 from mcpkit.protocol import codec
 from mcpkit.server.caching import CacheHint
 from mcpkit.server.registry import check_icons
-from mcpkit.server.signature import UserFunction, to_json
+from mcpkit.server.signature import UserFunction, to_json, unwrap_optional
 from mcpkit.server.uri_template import UriTemplate
 from mcpkit.types.content import ResourceContents
 
@@ -242,11 +241,7 @@ def _converters(
 
 
 def _converter(annotation: Any, template: str, name: str) -> Converter:
-    origin = get_origin(annotation)
-    if origin is Union or origin is types.UnionType:
-        members = [m for m in get_args(annotation) if m is not type(None)]
-        if len(members) == 1:
-            annotation = members[0]
+    annotation = unwrap_optional(annotation)
     if annotation is str or annotation is Any:
         return str
     if annotation is int:

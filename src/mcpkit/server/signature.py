@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
 from mcpkit.protocol import codec
+from mcpkit.protocol.jsonrpc import MAX_SAFE_INTEGER
 from mcpkit.server.headers import ANNOTATION, Header
 from mcpkit.types.content import Content, ToolResult
 
@@ -50,10 +51,10 @@ __all__ = [
     "schema_for",
     "strip_annotated",
     "to_json",
+    "unwrap_optional",
 ]
 
 _NONE_TYPE = type(None)
-SAFE_INTEGER = 2**53 - 1
 _ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
 _SECTION = re.compile(r"^\s*[A-Z][A-Za-z ]*:\s*$")
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -202,7 +203,7 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
 def _is_context(annotation: Any) -> bool:
     from mcpkit.server.context import Context
 
-    annotation = _strip_annotated(annotation)[0]
+    annotation = strip_annotated(annotation)[0]
     return isinstance(annotation, type) and issubclass(annotation, Context)
 
 
@@ -251,12 +252,6 @@ def _json_default(value: Any) -> Any:
     return converted
 
 
-def _strip_annotated(annotation: Any) -> tuple[Any, str | None]:
-    """``Annotated[T, ...]`` -> (T, description found in its metadata)."""
-    base, description, _ = strip_annotated(annotation)
-    return base, description
-
-
 def strip_annotated(annotation: Any) -> tuple[Any, str | None, Header | None]:
     """``Annotated[T, ...]`` -> (T, description, :class:`Header`) found in its metadata."""
     description: str | None = None
@@ -278,6 +273,15 @@ def strip_annotated(annotation: Any) -> tuple[Any, str | None, Header | None]:
 
 def _is_union(origin: Any) -> bool:
     return origin is Union or origin is types.UnionType
+
+
+def unwrap_optional(annotation: Any) -> Any:
+    """``T | None`` (or ``Optional[T]``) -> ``T``; any other annotation as it is."""
+    if _is_union(get_origin(annotation)):
+        members = [m for m in get_args(annotation) if m is not _NONE_TYPE]
+        if len(members) == 1:
+            return members[0]
+    return annotation
 
 
 def _pydantic_model(annotation: Any) -> bool:
@@ -305,7 +309,7 @@ def schema_for(annotation: Any) -> JSONSchema:
             "minimum" in schema or "maximum" in schema
         ):
             # Header values must be exact in every client (spec: the IEEE 754 safe range).
-            schema = {**schema, "minimum": -SAFE_INTEGER, "maximum": SAFE_INTEGER}
+            schema = {**schema, "minimum": -MAX_SAFE_INTEGER, "maximum": MAX_SAFE_INTEGER}
     return schema
 
 
@@ -324,7 +328,7 @@ def output_schema_for(annotation: Any) -> JSONSchema | None:
     of those. Text-like returns (str, numbers, None, content blocks, ToolResult, Any)
     have no structured form and so no output schema.
     """
-    annotation = _strip_annotated(annotation)[0]
+    annotation = strip_annotated(annotation)[0]
     if annotation is inspect.Signature.empty or not _structured(annotation):
         return None
     token = _PYDANTIC_MODE.set("serialization")
@@ -335,7 +339,7 @@ def output_schema_for(annotation: Any) -> JSONSchema | None:
 
 
 def _structured(annotation: Any) -> bool:
-    annotation = _strip_annotated(annotation)[0]
+    annotation = strip_annotated(annotation)[0]
     origin = get_origin(annotation)
     if _is_union(origin):
         return all(_structured(member) for member in get_args(annotation))
@@ -355,7 +359,7 @@ def _structured(annotation: Any) -> bool:
 
 
 def _content_like(annotation: Any) -> bool:
-    annotation = _strip_annotated(annotation)[0]
+    annotation = strip_annotated(annotation)[0]
     if _is_union(get_origin(annotation)):
         return any(_content_like(member) for member in get_args(annotation))
     return annotation is Any or (isinstance(annotation, type) and issubclass(annotation, Content))
@@ -524,7 +528,7 @@ def _inline_refs(node: Any, defs: dict[str, Any], seen: tuple[str, ...] = ()) ->
 
 def converter_for(annotation: Any) -> Converter | None:
     """How to turn validated JSON into the annotated Python value, or None for as-is."""
-    annotation, _ = _strip_annotated(annotation)
+    annotation = strip_annotated(annotation)[0]
     if annotation is Any or (annotation in _SIMPLE and annotation is not bytes):
         return None
     origin = get_origin(annotation)
