@@ -128,31 +128,8 @@ _ALL: tuple[MethodSpec, ...] = (
 CLIENT_REQUESTS: dict[str, MethodSpec] = {
     m.name: m for m in _ALL if m.sender == "client" and m.kind == "request"
 }
-CLIENT_NOTIFICATIONS: dict[str, MethodSpec] = {
-    m.name: m for m in _ALL if m.sender == "client" and m.kind == "notification"
-}
-SERVER_REQUESTS: dict[str, MethodSpec] = {
-    m.name: m for m in _ALL if m.sender == "server" and m.kind == "request"
-}
-SERVER_NOTIFICATIONS: dict[str, MethodSpec] = {
-    m.name: m for m in _ALL if m.sender == "server" and m.kind == "notification"
-}
 
-# Methods a modern client may not send: they exist only in legacy sessions, so a modern
-# request naming one is answered -32601 (HTTP 404), see streamable-http.mdx.
-LEGACY_ONLY_REQUESTS: frozenset[str] = frozenset(
-    name for name, spec in CLIENT_REQUESTS.items() if spec.eras == LEGACY
-)
-
-__all__ = [
-    "CLIENT_NOTIFICATIONS",
-    "CLIENT_REQUESTS",
-    "LEGACY_ONLY_REQUESTS",
-    "SERVER_NOTIFICATIONS",
-    "SERVER_REQUESTS",
-    "MethodSpec",
-    "client_request",
-]
+__all__ = ["CLIENT_REQUESTS", "MethodSpec", "client_request"]
 
 
 def client_request(method: str, era: Era = "modern") -> MethodSpec | None:
