@@ -142,7 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     call = commands.add_parser(
         "call",
-        help="call one tool on a stdio server",
+        help="call one tool on a stdio or Streamable HTTP server",
         usage="mcpkit call TOOL [key=value ...] (-- COMMAND ... | --url URL [--oauth])",
     )
     call.add_argument("tool")

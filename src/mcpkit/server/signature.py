@@ -15,6 +15,9 @@ marks a parameter for ``x-mcp-header`` (see :mod:`mcpkit.server.headers`).
 when the return value becomes ``structuredContent`` (dicts, TypedDicts, dataclasses,
 pydantic models, lists of them). :func:`to_json` is the reverse direction for return
 values: dataclasses, pydantic models and Enums become plain JSON data.
+:class:`UserFunction` is how every registered function is called (tools, prompts,
+resources, completions): with the request's Context when it asks for one, and off the
+event loop when it is synchronous.
 """
 
 from __future__ import annotations
