@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from mcpkit.errors import InvalidParams, MethodNotFound
+from mcpkit.types.inputs import ELICIT, LIST_ROOTS, SAMPLE
 
 logger = logging.getLogger("mcpkit.client")
 
@@ -45,7 +46,8 @@ RootsProvider = (
     | Callable[[], Awaitable[Sequence[Mapping[str, Any]]] | Sequence[Mapping[str, Any]]]
 )
 
-INPUT_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
+INPUT_METHODS = (ELICIT, SAMPLE, LIST_ROOTS)
+Answer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 def accept(content: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -124,28 +126,26 @@ class Handlers:
             caps["roots"] = {"listChanged": True} if era == "legacy" else {}
         return caps
 
+    def _answerer(self, method: str) -> Answer | None:
+        """What answers a server request of ``method`` here, or None."""
+        if method == ELICIT:
+            return self._elicit if self.elicitation is not None else None
+        if method == SAMPLE:
+            return self._sample if self.sampling is not None else None
+        if method == LIST_ROOTS:
+            return self._list_roots if self.roots is not None else None
+        return _pong if method == "ping" else None
+
     def handles(self, method: str) -> bool:
         """True when a server request of ``method`` has a handler here."""
-        return (
-            (method == "elicitation/create" and self.elicitation is not None)
-            or (method == "sampling/createMessage" and self.sampling is not None)
-            or (method == "roots/list" and self.roots is not None)
-            or method == "ping"
-        )
+        return self._answerer(method) is not None
 
     async def answer(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
         """The result for one server request; MethodNotFound when there is no handler."""
-        body = dict(params) if isinstance(params, Mapping) else {}
-        if method == "elicitation/create" and self.elicitation is not None:
-            return await self._elicit(body)
-        if method == "sampling/createMessage" and self.sampling is not None:
-            result = await _call(self.sampling, body)
-            return _result_dict(result, method)
-        if method == "roots/list" and self.roots is not None:
-            return {"roots": await self._roots()}
-        if method == "ping":
-            return {}
-        raise MethodNotFound(f"Method not found: {method}")
+        answerer = self._answerer(method)
+        if answerer is None:
+            raise MethodNotFound(f"Method not found: {method}")
+        return await answerer(dict(params) if isinstance(params, Mapping) else {})
 
     async def answer_all(self, requests: Mapping[str, Any]) -> dict[str, Any]:
         """Answer every entry of an ``inputRequests`` map, concurrently, keyed alike."""
@@ -164,7 +164,7 @@ class Handlers:
 
     async def _elicit(self, params: dict[str, Any]) -> dict[str, Any]:
         assert self.elicitation is not None
-        result = _result_dict(await _call(self.elicitation, params), "elicitation/create")
+        result = _result_dict(await _call(self.elicitation, params), ELICIT)
         if (
             self.elicitation_defaults
             and result.get("action") == "accept"
@@ -176,11 +176,20 @@ class Handlers:
             )
         return result
 
-    async def _roots(self) -> list[dict[str, Any]]:
+    async def _sample(self, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.sampling is not None
+        return _result_dict(await _call(self.sampling, params), SAMPLE)
+
+    async def _list_roots(self, params: dict[str, Any]) -> dict[str, Any]:
         roots = self.roots
         if callable(roots):
             roots = await _call(roots)
-        return [dict(root) for root in roots or ()]
+        return {"roots": [dict(root) for root in roots or ()]}
+
+
+async def _pong(params: dict[str, Any]) -> dict[str, Any]:
+    """``ping`` (legacy ``basic/utilities/ping.mdx``): an empty result."""
+    return {}
 
 
 def _result_dict(value: Any, method: str) -> dict[str, Any]:
