@@ -10,6 +10,7 @@ validated against the 2025-11-25 schema.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import urllib.parse
 from collections.abc import AsyncIterator, Iterator
@@ -116,16 +117,23 @@ class SseClient:
         return result
 
 
-@pytest_asyncio.fixture
-async def connected(http: RunningServer) -> AsyncIterator[SseClient]:
+@contextlib.asynccontextmanager
+async def sse_peer(base: str) -> AsyncIterator[SseClient]:
+    """A connection to the HTTP+SSE server at ``base``, read up to its endpoint event."""
     async with (
         httpx.AsyncClient(timeout=10) as client,
-        client.stream("GET", f"{http.base}/sse") as stream,
+        client.stream("GET", f"{base}/sse") as stream,
     ):
         assert stream.status_code == 200
         assert stream.headers["content-type"].startswith("text/event-stream")
-        peer = SseClient(client, http.base, SseReader(stream))
+        peer = SseClient(client, base, SseReader(stream))
         await peer.open()
+        yield peer
+
+
+@pytest_asyncio.fixture
+async def connected(http: RunningServer) -> AsyncIterator[SseClient]:
+    async with sse_peer(http.base) as peer:
         yield peer
 
 
@@ -238,13 +246,8 @@ async def test_a_post_of_another_content_type_is_415(connected: SseClient) -> No
 async def test_a_post_larger_than_the_limit_is_413() -> None:
     app = create_sse_app(build_server(), max_body=100)
     with RunningServer(app) as running:
-        async with (
-            httpx.AsyncClient(timeout=10) as client,
-            client.stream("GET", f"{running.base}/sse") as stream,
-        ):
-            peer = SseClient(client, running.base, SseReader(stream))
-            await peer.open()
-            response = await client.post(peer.endpoint, content=b" " * 200, headers=JSON)
+        async with sse_peer(running.base) as peer:
+            response = await peer.client.post(peer.endpoint, content=b" " * 200, headers=JSON)
     assert response.status_code == 413
 
 
@@ -268,14 +271,9 @@ def test_a_foreign_origin_is_refused(http: RunningServer) -> None:
 async def test_mounted_beside_the_streamable_endpoint_both_transports_answer() -> None:
     app = create_app(build_server(), legacy_sse=True)
     with RunningServer(app) as running:
-        async with (
-            httpx.AsyncClient(timeout=10) as client,
-            client.stream("GET", f"{running.base}/sse") as stream,
-        ):
-            peer = SseClient(client, running.base, SseReader(stream))
-            await peer.open()
+        async with sse_peer(running.base) as peer:
             assert (await peer.initialize())["protocolVersion"] == "2024-11-05"
-            modern = await client.post(
+            modern = await peer.client.post(
                 f"{running.base}/mcp",
                 content=json.dumps(
                     {
@@ -304,12 +302,7 @@ async def test_mounted_beside_the_streamable_endpoint_both_transports_answer() -
 async def test_a_modern_only_server_names_its_versions_to_initialize_over_http_sse() -> None:
     app = create_sse_app(Server("modern-only", "1.0.0", supported_versions=["2026-07-28"]))
     with RunningServer(app) as running:
-        async with (
-            httpx.AsyncClient(timeout=10) as client,
-            client.stream("GET", f"{running.base}/sse") as stream,
-        ):
-            peer = SseClient(client, running.base, SseReader(stream))
-            await peer.open()
+        async with sse_peer(running.base) as peer:
             params = {
                 "protocolVersion": "2024-11-05",
                 "capabilities": {},
