@@ -41,7 +41,7 @@ from mcpkit.server.caching import CacheHint, CachePolicy
 from mcpkit.server.completion import Completer
 from mcpkit.server.dispatch import Dispatcher
 from mcpkit.server.prompts import Prompt
-from mcpkit.server.registry import Registry, Tool, ToolRegistry
+from mcpkit.server.registry import Registry, Tool
 from mcpkit.server.request_state import DEFAULT_TTL, RequestStateSealer, configured_state_key
 from mcpkit.server.resources import Resource, ResourceTemplate
 from mcpkit.server.signature import inspect_function, output_schema_for
@@ -122,7 +122,7 @@ class Server:
         self.state_sealer = RequestStateSealer(
             configured_state_key(state_key), audience=name, ttl=state_ttl
         )
-        self.tools = ToolRegistry()
+        self.tools: Registry[Tool] = Registry("tool")
         self.resources: Registry[Resource] = Registry("resource")
         self.resource_templates: Registry[ResourceTemplate] = Registry("resource template")
         self.prompts: Registry[Prompt] = Registry("prompt")
@@ -230,7 +230,7 @@ class Server:
             meta=meta,
             required_capabilities=requires,
         )
-        self.tools.add(tool)
+        self.tools.add(tool.name, tool)
         return tool
 
     @overload

@@ -33,7 +33,6 @@ _ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openW
 __all__ = [
     "Registry",
     "Tool",
-    "ToolRegistry",
     "call_result",
     "check_icons",
     "check_tool_annotations",
@@ -252,22 +251,6 @@ class Registry(Generic[T]):
 
     def __contains__(self, key: object) -> bool:
         return key in self._items
-
-
-class ToolRegistry(Registry[Tool]):
-    """Tools by name, in registration order (a deterministic ``tools/list``)."""
-
-    def __init__(self) -> None:
-        super().__init__("tool")
-
-    def add(self, key: str | Tool, item: Tool | None = None) -> None:
-        """``add(tool)`` registers under the tool's name; a duplicate name raises."""
-        if isinstance(key, Tool):
-            super().add(key.name, key)
-        elif item is not None:
-            super().add(key, item)
-        else:
-            raise TypeError("ToolRegistry.add needs a Tool")
 
 
 def error_result(message: str) -> dict[str, Any]:
