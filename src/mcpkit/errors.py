@@ -220,6 +220,8 @@ _BY_CODE: dict[int, type[ProtocolError]] = {
         UnsupportedProtocolVersion,
     )
 }
+# The status a Streamable HTTP server answers each known code with (others: 500).
+HTTP_STATUS_BY_CODE: dict[int, int] = {code: cls.http_status for code, cls in _BY_CODE.items()}
 
 
 class ToolError(MCPError):

@@ -64,6 +64,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.errors import (
+    HTTP_STATUS_BY_CODE,
     HeaderMismatch,
     InvalidRequest,
     ProtocolError,
@@ -510,19 +511,7 @@ def _status_for(response: dict[str, Any]) -> int:
     if error is None:
         return 200
     code = error.get("code") if isinstance(error, dict) else None
-    return _STATUS_BY_CODE.get(code, 500) if isinstance(code, int) else 500
-
-
-_STATUS_BY_CODE = {
-    -32700: 400,
-    -32600: 400,
-    -32601: 404,
-    -32602: 400,
-    -32603: 500,
-    -32020: 400,
-    -32021: 400,
-    -32022: 400,
-}
+    return HTTP_STATUS_BY_CODE.get(code, 500) if isinstance(code, int) else 500
 
 
 class StreamableHTTPApp:
