@@ -5,12 +5,15 @@ Headers, §Custom Headers from Tool Parameters, §Value Encoding; ``server/tools
 from __future__ import annotations
 
 import base64
+from typing import Annotated
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcpkit import Server
 from mcpkit.client.headers import InvalidHeaderAnnotation, header_plan, param_headers
+from mcpkit.server.headers import Header
 from mcpkit.transports.http_client import encode_header_value, standard_headers
 
 
@@ -109,6 +112,11 @@ def test_null_or_absent_values_send_no_header() -> None:
         ({"v": {"type": "array", "x-mcp-header": "Items"}}, "string, integer or boolean"),
         ({"v": {"type": "null", "x-mcp-header": "Nil"}}, "string, integer or boolean"),
         ({"v": {"type": "number", "x-mcp-header": "Score"}}, "string, integer or boolean"),
+        (
+            {"v": {"type": ["string", "integer"], "x-mcp-header": "Either"}},
+            "string, integer or boolean",
+        ),
+        ({"v": {"type": ["null"], "x-mcp-header": "Nothing"}}, "string, integer or boolean"),
         ({"v": {"type": "string", "x-mcp-header": "My Region"}}, "token"),
         ({"v": {"type": "string", "x-mcp-header": "Region:Primary"}}, "token"),
         ({"v": {"type": "string", "x-mcp-header": "Région"}}, "token"),
@@ -133,6 +141,25 @@ def test_null_or_absent_values_send_no_header() -> None:
 def test_invalid_annotations_make_the_tool_invalid(properties: object, reason: str) -> None:
     with pytest.raises(InvalidHeaderAnnotation, match=reason):
         header_plan({"type": "object", "properties": properties})
+
+
+def test_a_nullable_primitive_may_be_mirrored_and_null_sends_no_header() -> None:
+    plan = header_plan(schema(region={"type": ["string", "null"], "x-mcp-header": "Region"}))
+    assert param_headers(plan, {"region": "eu-west"}) == {"Mcp-Param-Region": "eu-west"}
+    assert param_headers(plan, {"region": None}) == {}
+
+
+def test_the_servers_own_nullable_header_parameter_is_accepted() -> None:
+    server = Server("headers", "1.0.0")
+
+    @server.tool
+    async def route(region: Annotated[str | None, Header("Region")] = None) -> str:
+        """Route by region."""
+        return region or "anywhere"
+
+    tool = server.tools.get("route")
+    assert tool is not None
+    assert header_plan(tool.wire["inputSchema"])
 
 
 def test_a_schema_without_annotations_has_an_empty_plan() -> None:

@@ -108,9 +108,15 @@ def _check_name(name: Any) -> str:
 
 
 def _check_type(prop: Mapping[str, Any], path: tuple[str, ...]) -> str:
+    """The primitive type of an annotated property; one that may also be ``null`` is fine
+    (a null value simply sends no header, spec ``streamable-http.mdx`` §Server Behavior)."""
     kind = prop.get("type")
     if isinstance(kind, str) and kind in _PRIMITIVES:
         return kind
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        if len(kinds) == 1 and isinstance(kinds[0], str) and kinds[0] in _PRIMITIVES:
+            return kinds[0]
     where = ".".join(path)
     raise InvalidHeaderAnnotation(
         f"x-mcp-header on {where!r} needs type string, integer or boolean, not {kind!r}"
