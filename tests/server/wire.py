@@ -14,6 +14,7 @@ picked from the request method, as the conformance harness does.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import functools
@@ -282,7 +283,7 @@ class Direct:
         return await self.call("tools/call", params, **kw)
 
 
-class _Peer:
+class _Peer(abc.ABC):
     """Frames from a server over a byte stream, validated as they arrive.
 
     Every frame is kept in ``seen``; :meth:`next` hands out the first frame not handed
@@ -312,8 +313,9 @@ class _Peer:
             self._methods[message["id"]] = message["method"]
         await self._write(message)
 
+    @abc.abstractmethod
     async def _write(self, message: dict[str, Any]) -> None:
-        raise NotImplementedError
+        """Deliver one message to the server (each kind of peer has its own wire)."""
 
     async def request(
         self,
